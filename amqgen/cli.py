@@ -1,0 +1,203 @@
+"""The ``amqgen`` command. Exit codes: 0 ok, 1 drift (``render --check``), 2 bad input or usage.
+
+Every error the user can cause is one line on stderr; no traceback. A bug in amqgen itself
+is reported as one "internal error" line with exit 3 (``AMQGEN_DEBUG=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__
+from .errors import AmqgenError, StrictError
+from .lower import load_spec
+from .model import Spec
+from .render import check_tree, discover, render, write_tree
+from .schema import json_schema, to_json
+from .specs import available, resolve
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reporting(fn: F) -> F:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except StrictError as e:
+            for line in e.lines():
+                click.echo(line, err=True)
+            sys.exit(2)
+        except AmqgenError as e:
+            click.echo(str(e), err=True)
+            sys.exit(e.exit_code)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:  # a bug in amqgen, not the user's input
+            if os.environ.get("AMQGEN_DEBUG"):
+                raise
+            click.echo(f"amqgen: internal error: {type(e).__name__}: {e} (AMQGEN_DEBUG=1 shows more)", err=True)
+            sys.exit(3)
+
+    return wrapper  # type: ignore[return-value]
+
+
+spec_option = click.option(
+    "--spec", "spec_arg", metavar="PATH|NAME", default=None,
+    help="Spec file, or a name from `amqgen specs` (default: the bundled 0-9).",
+)
+strict_option = click.option("--strict", is_flag=True, help="Treat spec-defect warnings as errors (exit 2).")
+
+
+def _load(spec_arg: str | None, strict: bool) -> Spec:
+    return load_spec(resolve(spec_arg), strict=strict)
+
+
+def _warn(spec: Spec) -> None:
+    for w in spec.warnings:
+        click.echo(w.format(), err=True)
+
+
+def _warn_count(spec: Spec) -> None:
+    # A build step wants one line, not the whole list; `amqgen validate` prints them all.
+    if spec.warnings:
+        n = len(spec.warnings)
+        click.echo(f"amqgen: {spec.name}: {n} spec warning{'s' if n > 1 else ''} (`amqgen validate` lists them)", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="amqgen")
+def main() -> None:
+    """amqgen: AMQP 0-8 / 0-9 / 0-9-1 XML spec -> one typed model -> generated bindings."""
+
+
+@main.command()
+@spec_option
+@strict_option
+@reporting
+def validate(spec_arg: str | None, strict: bool) -> None:
+    """Load a spec, print a summary and its warnings."""
+    spec = _load(spec_arg, strict)
+    fields = sum(len(m.fields) for m in spec.methods)
+    props = sum(len(c.properties) for c in spec.classes)
+    click.echo(
+        f"{spec.name}: AMQP {spec.family} (header {spec.major}-{spec.minor}-{spec.revision}), "
+        f"{len(spec.constants)} constants, {len(spec.domains)} domains, {len(spec.classes)} classes, "
+        f"{len(spec.methods)} methods, {fields} fields, {props} properties, {len(spec.all_rules())} rules, "
+        f"{len(spec.all_asserts())} asserts, {len(spec.warnings)} warnings"
+    )
+    _warn(spec)
+
+
+@main.command()
+@spec_option
+@strict_option
+@click.option("--json", "as_json", is_flag=True, help="The whole lowered model as versioned JSON.")
+@click.option("--json-schema", "as_schema", is_flag=True, help="The JSON Schema of `inspect --json`.")
+@reporting
+def inspect(spec_arg: str | None, strict: bool, as_json: bool, as_schema: bool) -> None:
+    """Show the lowered model: classes, methods and their wire layout."""
+    if as_schema:
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
+    spec = _load(spec_arg, strict)
+    if as_json:
+        sys.stdout.write(to_json(spec))
+        return
+    _warn_count(spec)
+    click.echo(f"{spec.name} AMQP {spec.family} port {spec.port} sha256 {spec.sha256}")
+    for c in spec.classes:
+        props = ", ".join(f"{p.name}:{p.type}@{p.flag_word}.{p.flag_bit}" for p in c.properties)
+        click.echo(f"class {c.name} {c.index}" + (f"  properties [{props}]" if props else ""))
+        for m in c.methods:
+            flags = " ".join(x for x, on in (("sync", m.synchronous), ("content", m.content)) if on)
+            args = []
+            for s in m.slots:
+                where = f"@{s.offset}" if s.offset is not None else ""
+                args.append(f"bits({','.join(s.fields)}){where}" if s.kind == "bits" else f"{s.fields[0]}:{s.type}{where}")
+            click.echo(
+                f"  {c.index}.{m.index} {m.name} [{m.direction}{' ' + flags if flags else ''}]"
+                f" prefix={m.fixed_prefix_size} ({'; '.join(args)})"
+                + (f" -> {', '.join(m.responses)}" if m.responses else "")
+            )
+
+
+def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{p!r} is not KEY=VALUE", param_hint="--option")
+        out[key] = value
+    if package is not None:
+        out["package"] = package
+    return out
+
+
+@main.command(name="render")
+@click.option("--lang", "lang", required=True, metavar="PACK", help="Target pack: python, c, java, or one of --templates.")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@spec_option
+@strict_option
+@click.option("--check", is_flag=True, help="Write nothing; print a diff and exit 1 if DIR differs.")
+@click.option("--templates", "templates", multiple=True, type=click.Path(path_type=Path),
+              help="A pack, or a folder of packs, adding to or overriding the built-in ones.")
+@click.option("--option", "-D", "option_pairs", multiple=True, metavar="KEY=VALUE", help="A pack option.")
+@click.option("--package", default=None, help="Shortcut for --option package=NAME.")
+@reporting
+def render_cmd(lang: str, out: Path, spec_arg: str | None, strict: bool, check: bool,
+               templates: tuple[Path, ...], option_pairs: tuple[str, ...], package: str | None) -> None:
+    """Render a template pack for a spec into DIR (only changed files are rewritten)."""
+    options = _parse_options(option_pairs, package)
+    packs = discover(templates)
+    if lang not in packs:
+        raise click.BadParameter(f"no pack {lang!r} (available: {', '.join(sorted(packs))})", param_hint="--lang")
+    spec = _load(spec_arg, strict)
+    _warn_count(spec)
+    files = render(packs[lang], spec, options)
+    if check:
+        diff = check_tree(out, files)
+        if diff:
+            sys.stdout.write(diff)
+            click.echo(f"amqgen: {out} is out of date with {spec.name} (run render without --check)", err=True)
+            sys.exit(1)
+        click.echo(f"{out}: {len(files)} files up to date")
+        return
+    report = write_tree(out, files)
+    click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+
+
+@main.command(name="specs")
+@reporting
+def specs_cmd() -> None:
+    """List the spec names --spec accepts and where each comes from."""
+    default_taken: set[str] = set()
+    for e in available():
+        status = "present" if e.present else "missing"
+        if not e.supported:
+            status += ", unsupported family"
+        short = e.short if (e.present and e.short not in default_taken) else ""
+        if short:
+            default_taken.add(e.short)
+        click.echo(f"{e.name:<24} {('= ' + short) if short else '':<16} {e.source:<20} {status:<30} {e.path}")
+
+
+@main.command(name="packs")
+@click.option("--templates", "templates", multiple=True, type=click.Path(path_type=Path))
+@reporting
+def packs_cmd(templates: tuple[Path, ...]) -> None:
+    """List the template packs render --lang accepts."""
+    for name, p in sorted(discover(templates).items()):
+        click.echo(f"{name:<12} {p.language:<7} {len(p.outputs):>3} outputs  {p.root}  {p.description}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,289 @@
+"""The one typed, lowered model of an AMQP 0-8 / 0-9 / 0-9-1 spec that every target reads.
+
+Everything here is immutable. Wire arithmetic (bit packing, property flags, fixed-size
+prefixes) is computed once by :mod:`amqgen.lower`, so templates only format.
+Names are canonical: lower case, words joined by hyphens (``prefetch-count``), whatever
+separator the spec file used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from .errors import Diagnostic, Location
+
+WireType = Literal[
+    "bit", "octet", "short", "long", "longlong", "timestamp", "shortstr", "longstr", "table"
+]
+
+#: Octets each wire type takes, or None when the size depends on the value.
+#: A lone bit is None here: bits only exist on the wire packed into octets (see Slot).
+WIRE_SIZES: dict[str, int | None] = {
+    "bit": None,
+    "octet": 1,
+    "short": 2,
+    "long": 4,
+    "longlong": 8,
+    "timestamp": 8,
+    "shortstr": None,
+    "longstr": None,
+    "table": None,
+}
+WIRE_TYPES: tuple[str, ...] = tuple(WIRE_SIZES)
+
+Level = Literal["MUST", "SHOULD", "MAY"]
+Direction = Literal["client-to-server", "server-to-client", "both"]
+ErrorClass = Literal["soft", "hard"]
+AssertKind = Literal["notnull", "null", "length", "regexp", "le", "ne", "syntax", "enum"]
+ASSERT_KINDS: tuple[str, ...] = ("notnull", "null", "length", "regexp", "le", "ne", "syntax", "enum")
+
+#: Bits in one property flag word that carry properties; bit 0 is the continuation flag.
+PROPERTIES_PER_FLAG_WORD = 15
+#: Bit fields packed into one octet.
+BITS_PER_OCTET = 8
+
+
+@dataclass(frozen=True)
+class Assert:
+    """A machine-checkable constraint from an ``<assert>`` element."""
+
+    check: AssertKind
+    value: str | None  # length limit, ne operand, regexp as written in the spec
+    syntax_rule: str | None  # check="syntax": the named syntax, e.g. "path"
+    ref: str | None  # check="le": the field compared against, "connection.tune.channel-max"
+    values: tuple[str, ...]  # check="enum": the allowed value names
+    portable_value: str | None  # check="regexp": the pattern with suspicious ranges made literal
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A prose rule: ``id`` is the parent path plus the rule name, e.g. ``basic.consume.queue.01``."""
+
+    name: str
+    id: str
+    parent: str  # "basic", "basic.consume", "basic.consume.queue", "domain.delivery-tag"
+    level: Level | None  # strongest of MUST / SHOULD / MAY found in its text
+    on_failure: str | None  # constant name, e.g. "access-refused"
+    on_failure_code: int | None  # that constant's value
+    doc: str
+    scenario: str | None
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Chassis:
+    name: str  # "client" or "server"
+    implement: Level
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Constant:
+    name: str
+    value: int
+    error_class: ErrorClass | None  # soft-error: channel exception; hard-error: connection exception
+    doc: str
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    type: WireType  # resolved through any chain of domains
+    label: str | None
+    doc: str
+    asserts: tuple[Assert, ...]
+    rules: tuple[Rule, ...]
+    loc: Location
+
+
+@dataclass(frozen=True)
+class Field:
+    """A method argument or a content-class property."""
+
+    name: str
+    path: str  # "basic.consume.queue"
+    domain: str | None  # None when the spec gives a wire type directly (type="...")
+    type: WireType
+    reserved: bool
+    label: str | None
+    doc: str
+    asserts: tuple[Assert, ...]  # the field's own asserts, then its domain's
+    rules: tuple[Rule, ...]  # the field's own rules (domain rules stay on the domain)
+    loc: Location
+    # Lowering, method arguments: bits share an octet slot; bit 0 is the first field of the run.
+    slot: int | None = None  # index into Method.slots
+    bit: int | None = None
+    # Lowering, properties: flag word index and bit (15 = first property of a word).
+    flag_word: int | None = None
+    flag_bit: int | None = None
+
+    @property
+    def size(self) -> int | None:
+        return WIRE_SIZES[self.type]
+
+    @property
+    def flag_mask(self) -> int | None:
+        return None if self.flag_bit is None else 1 << self.flag_bit
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One item on the wire: a single field, or one octet holding up to 8 consecutive bits."""
+
+    kind: Literal["value", "bits"]
+    type: WireType  # "octet" for a bit group
+    fields: tuple[str, ...]  # field names; for bits, bit 0 first
+    size: int | None  # octets, None when variable
+    offset: int | None  # from the start of the arguments, while every earlier slot is fixed
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A maximal run of fixed-size slots (one pack/unpack call), or one variable-size slot."""
+
+    fixed: bool
+    slots: tuple[int, ...]  # indexes into Method.slots
+    size: int | None
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    full_name: str  # "basic.consume"
+    class_name: str
+    class_index: int
+    index: int
+    synchronous: bool
+    content: bool
+    deprecated: bool
+    responses: tuple[str, ...]  # full names of the reply methods
+    chassis: tuple[Chassis, ...]
+    direction: Direction  # from chassis: server implements it -> client sends it
+    fields: tuple[Field, ...]
+    rules: tuple[Rule, ...]
+    label: str | None
+    doc: str
+    loc: Location
+    slots: tuple[Slot, ...]
+    segments: tuple[Segment, ...]
+    fixed_prefix_size: int  # octets before the first variable-size slot
+
+    @property
+    def id(self) -> tuple[int, int]:
+        return (self.class_index, self.index)
+
+    @property
+    def is_reply(self) -> bool:
+        return self.name.endswith("-ok")
+
+
+@dataclass(frozen=True)
+class Class:
+    name: str
+    index: int
+    handler: str | None
+    label: str | None
+    doc: str
+    grammar: str | None  # line layout kept
+    chassis: tuple[Chassis, ...]
+    properties: tuple[Field, ...]
+    methods: tuple[Method, ...]
+    rules: tuple[Rule, ...]
+    loc: Location
+    property_flag_words: int  # flag words a content header for this class carries (>= 1)
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self.properties) or any(m.content for m in self.methods)
+
+    @cached_property
+    def method_by_name(self) -> dict[str, Method]:
+        return {m.name: m for m in self.methods}
+
+    @cached_property
+    def method_by_index(self) -> dict[int, Method]:
+        return {m.index: m for m in self.methods}
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str  # file name of the source, e.g. "amqp0-9.xml"
+    family: Literal["0-8", "0-9", "0-9-1"]
+    major: int  # as written in the file (0-8 files say major 8, minor 0)
+    minor: int
+    revision: int
+    port: int
+    comment: str | None
+    sha256: str
+    constants: tuple[Constant, ...]
+    domains: tuple[Domain, ...]
+    classes: tuple[Class, ...]
+    warnings: tuple[Diagnostic, ...] = field(default=())
+
+    @cached_property
+    def class_by_index(self) -> dict[int, Class]:
+        return {c.index: c for c in self.classes}
+
+    @cached_property
+    def class_by_name(self) -> dict[str, Class]:
+        return {c.name: c for c in self.classes}
+
+    @cached_property
+    def method_by_id(self) -> dict[tuple[int, int], Method]:
+        return {m.id: m for c in self.classes for m in c.methods}
+
+    @cached_property
+    def method_by_name(self) -> dict[str, Method]:
+        return {m.full_name: m for c in self.classes for m in c.methods}
+
+    @cached_property
+    def constant_by_name(self) -> dict[str, Constant]:
+        return {c.name: c for c in self.constants}
+
+    @cached_property
+    def domain_by_name(self) -> dict[str, Domain]:
+        return {d.name: d for d in self.domains}
+
+    @property
+    def methods(self) -> tuple[Method, ...]:
+        return tuple(m for c in self.classes for m in c.methods)
+
+    @property
+    def content_classes(self) -> tuple[Class, ...]:
+        return tuple(c for c in self.classes if c.has_content)
+
+    @property
+    def reply_codes(self) -> tuple[Constant, ...]:
+        """Constants that are reply codes: the error ones, plus reply-success."""
+        return tuple(
+            c for c in self.constants if c.error_class is not None or c.name == "reply-success"
+        )
+
+    def all_rules(self) -> tuple[Rule, ...]:
+        """Every rule in document order: domains, then per class its rules, properties, methods, fields."""
+        out: list[Rule] = []
+        for d in self.domains:
+            out.extend(d.rules)
+        for c in self.classes:
+            out.extend(c.rules)
+            for p in c.properties:
+                out.extend(p.rules)
+            for m in c.methods:
+                out.extend(m.rules)
+                for f in m.fields:
+                    out.extend(f.rules)
+        return tuple(out)
+
+    def all_asserts(self) -> tuple[Assert, ...]:
+        """Every assert element once (domain asserts counted on the domain, not per field)."""
+        out: list[Assert] = []
+        for d in self.domains:
+            out.extend(d.asserts)
+        for c in self.classes:
+            for f in (*c.properties, *(f for m in c.methods for f in m.fields)):
+                out.extend(a for a in f.asserts if a.loc.path == f.path)
+        return tuple(out)

@@ -1,0 +1,385 @@
+"""Template packs: discovery, rendering into memory, formatting, and writing or checking.
+
+A pack is a folder with ``pack.toml`` and Jinja templates. The manifest names the pack's
+language (for the naming layer), its formatter, option defaults, and its outputs: which
+template, fanned out per spec, class, content class or method, to which path pattern.
+Everything is rendered and formatted in memory first, so a failure leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import jinja2
+
+from . import __version__
+from .errors import Location, RenderError
+from .model import Class, Method, Spec
+from .naming import Naming
+from .specs import data_dir
+
+FANOUTS = ("spec", "class", "content-class", "method")
+FORMATTERS = ("none", "black", "clang-format")
+MANIFEST = "pack.toml"
+
+
+@dataclass(frozen=True)
+class Output:
+    template: str
+    path: str  # pattern: {package}, {class}, {Class}, {method}, {Method} and any option
+    per: str
+    formatter: str | None  # None: the pack's
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    root: Path
+    language: str
+    description: str
+    formatter: str
+    options: dict[str, str]
+    outputs: tuple[Output, ...]
+    search_path: tuple[Path, ...]  # this pack first, then what it extends
+    hook: Path | None
+    clang_format_style: str = "{BasedOnStyle: LLVM, ColumnLimit: 100}"
+    black_line_length: int = 100
+
+
+def _manifest_error(path: Path, message: str) -> RenderError:
+    return RenderError(message, Location(str(path)))
+
+
+def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
+    mpath = root / MANIFEST
+    try:
+        data = tomllib.loads(mpath.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _manifest_error(mpath, "no pack manifest") from None
+    except tomllib.TOMLDecodeError as e:
+        line = re.search(r"line (\d+)", str(e))
+        raise RenderError(f"bad pack manifest: {e}", Location(str(mpath), int(line.group(1)) if line else None)) from None
+    name = str(data.get("name") or root.name)
+    base: Pack | None = None
+    if data.get("extends"):
+        base = (known or {}).get(str(data["extends"]))
+        if base is None:
+            raise _manifest_error(mpath, f"pack {name!r} extends unknown pack {data['extends']!r}")
+    language = str(data.get("language") or (base.language if base else ""))
+    if not language:
+        raise _manifest_error(mpath, "pack manifest needs a language (python, c or java)")
+    formatter = str(data.get("formatter") or (base.formatter if base else "none"))
+    if formatter not in FORMATTERS:
+        raise _manifest_error(mpath, f"unknown formatter {formatter!r} (known: {', '.join(FORMATTERS)})")
+    outputs: dict[str, Output] = {o.path: o for o in base.outputs} if base else {}
+    for i, raw in enumerate(data.get("outputs", [])):
+        try:
+            o = Output(str(raw["template"]), str(raw["path"]), str(raw.get("per", "spec")), raw.get("formatter"))
+        except (KeyError, TypeError):
+            raise _manifest_error(mpath, f"outputs[{i}] needs template and path") from None
+        if o.per not in FANOUTS:
+            raise _manifest_error(mpath, f"outputs[{i}]: per must be one of {', '.join(FANOUTS)}, not {o.per!r}")
+        if o.formatter is not None and o.formatter not in FORMATTERS:
+            raise _manifest_error(mpath, f"outputs[{i}]: unknown formatter {o.formatter!r}")
+        outputs[o.path] = o
+    if not outputs:
+        raise _manifest_error(mpath, "pack has no outputs")
+    hook = root / str(data["hook"]) if data.get("hook") else (base.hook if base else None)
+    if hook is not None and not hook.is_file():
+        raise _manifest_error(mpath, f"hook file {hook} does not exist")
+    options = dict(base.options) if base else {}
+    options.update({str(k): str(v) for k, v in (data.get("options") or {}).items()})
+    return Pack(
+        name=name,
+        root=root,
+        language=language,
+        description=str(data.get("description", base.description if base else "")),
+        formatter=formatter,
+        options=options,
+        outputs=tuple(outputs.values()),
+        search_path=(root, *(base.search_path if base else ())),
+        hook=hook,
+        clang_format_style=str(data.get("clang_format_style", base.clang_format_style if base else Pack.clang_format_style)),
+        black_line_length=int(data.get("black_line_length", base.black_line_length if base else 100)),
+    )
+
+
+def discover(extra: Iterable[Path] = ()) -> dict[str, Pack]:
+    """Built-in packs, then each ``--templates DIR`` (a pack itself, or a folder of packs);
+    a later pack with the same name replaces an earlier one."""
+    packs: dict[str, Pack] = {}
+
+    def add_dir(d: Path, *, single_ok: bool) -> None:
+        if single_ok and (d / MANIFEST).is_file():
+            p = read_pack(d, packs)
+            packs[p.name] = p
+            return
+        for sub in sorted(d.iterdir()):
+            if (sub / MANIFEST).is_file():
+                p = read_pack(sub, packs)
+                packs[p.name] = p
+
+    add_dir(data_dir("templates"), single_ok=False)
+    for d in extra:
+        if not d.is_dir():
+            raise RenderError("templates directory does not exist", Location(str(d)))
+        add_dir(d, single_ok=True)
+    return packs
+
+
+# -- rendering ---------------------------------------------------------------------------
+
+def _load_hook(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"amqgen_pack_hook_{abs(hash(str(path)))}", path)
+    if spec is None or spec.loader is None:
+        raise RenderError("cannot load pack hook", Location(str(path)))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _c_string(s: str) -> str:
+    out = []
+    for b in s.encode("utf-8"):
+        ch = chr(b)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= b < 127 and ch != "?":  # '?' escaped: no trigraphs
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _java_string(s: str) -> str:
+    out = []
+    for ch in s:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.extend(f"\\u{u:04x}" for u in _utf16(ch))
+    return '"' + "".join(out) + '"'
+
+
+def _utf16(ch: str) -> list[int]:
+    data = ch.encode("utf-16-be")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
+def _environment(pack: Pack, naming: Naming, hook: Any) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(p) for p in pack.search_path]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters.update(
+        {
+            "type": naming.type,
+            "member": naming.member,
+            "function": naming.function,
+            "constant": naming.constant,
+            "snake": naming.snake,
+            "pyrepr": repr,
+            "cstring": _c_string,
+            "jstring": _java_string,
+        }
+    )
+    if hook is not None:
+        env.filters.update(getattr(hook, "FILTERS", {}))
+    return env
+
+
+def _notice(spec: Spec) -> str:
+    return f"Generated by amqgen {__version__} from {spec.name} (sha256 {spec.sha256}). Do not edit."
+
+
+def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
+    if formatter == "black":
+        import black
+
+        try:
+            return black.format_str(text, mode=black.Mode(line_length=pack.black_line_length))
+        except Exception as e:  # black raises several types for invalid source
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise RenderError(f"template produced invalid Python, black says: {first}", Location(where)) from None
+    if formatter == "clang-format":
+        exe = shutil.which("clang-format")
+        if exe is None:
+            raise RenderError("formatter clang-format is not installed (Debian package clang-format)", Location(where))
+        proc = subprocess.run(
+            [exe, f"--style={pack.clang_format_style}", f"--assume-filename={where}"],
+            input=text.encode(), capture_output=True, check=False,
+        )
+        if proc.returncode != 0:
+            raise RenderError(f"clang-format failed: {proc.stderr.decode(errors='replace').strip()}", Location(where))
+        return proc.stdout.decode()
+    return text
+
+
+def _targets(per: str, spec: Spec) -> list[tuple[Class | None, Method | None]]:
+    if per == "spec":
+        return [(None, None)]
+    if per == "class":
+        return [(c, None) for c in spec.classes]
+    if per == "content-class":
+        return [(c, None) for c in spec.content_classes]
+    return [(c, m) for c in spec.classes for m in c.methods]
+
+
+def _safe_relpath(rel: str, where: str) -> str:
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise RenderError(f"output path {rel!r} leaves the output directory", Location(where))
+    return str(p)
+
+
+def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> dict[str, bytes]:
+    """Render every output of ``pack`` for ``spec`` into memory: {relative path: bytes}."""
+    opts = dict(pack.options)
+    for k, v in (options or {}).items():
+        if k not in opts:
+            known = ", ".join(sorted(opts)) or "none"
+            raise RenderError(f"pack {pack.name!r} has no option {k!r} (its options: {known})")
+        opts[k] = v
+    naming = Naming(pack.language, prefix=opts.get("prefix", "amqp"))
+    naming.check_spec(spec)
+    hook = _load_hook(pack.hook) if pack.hook else None
+    env = _environment(pack, naming, hook)
+    base_ctx: dict[str, Any] = {
+        "spec": spec,
+        "naming": naming,
+        "options": opts,
+        "notice": _notice(spec),
+        "amqgen_version": __version__,
+    }
+    if hook is not None and hasattr(hook, "context"):
+        base_ctx.update(hook.context(spec, naming, opts))
+    files: dict[str, bytes] = {}
+    for out in pack.outputs:
+        try:
+            template = env.get_template(out.template)
+        except jinja2.TemplateNotFound:
+            raise RenderError(f"template {out.template!r} not found", Location(str(pack.root / MANIFEST))) from None
+        except jinja2.TemplateSyntaxError as e:
+            raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
+        for cls, method in _targets(out.per, spec):
+            names = dict(opts)
+            if cls is not None:
+                names.update({"class": naming.snake(cls.name), "Class": naming.type(cls.name)})
+            if method is not None:
+                names.update({"method": naming.snake(method.name), "Method": naming.type(method.class_name, method.name)})
+            try:
+                rel = _safe_relpath(out.path.format_map(names), str(pack.root / MANIFEST))
+            except KeyError as e:
+                raise RenderError(f"output path {out.path!r} uses unknown placeholder {e}", Location(str(pack.root / MANIFEST))) from None
+            if rel in files:
+                raise RenderError(f"two outputs write {rel!r}", Location(str(pack.root / MANIFEST)))
+            try:
+                text = template.render(base_ctx, cls=cls, method=method)
+            except jinja2.UndefinedError as e:
+                raise RenderError(f"template {out.template}: {e.message}", Location(out.template, _template_line(e))) from None
+            except jinja2.TemplateError as e:
+                raise RenderError(f"template {out.template}: {e}", Location(out.template)) from None
+            files[rel] = _format(text, out.formatter or pack.formatter, pack, rel).encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+def _template_line(e: BaseException) -> int | None:
+    tb = e.__traceback__
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith((".j2", ".jinja", ".tmpl")):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# -- writing and checking ----------------------------------------------------------------
+
+@dataclass
+class WriteReport:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_tree(out: Path, files: Mapping[str, bytes]) -> WriteReport:
+    """Write what changed. A new output directory appears whole (built aside, then renamed);
+    in an existing one each changed file is replaced atomically and the rest left untouched."""
+    report = WriteReport()
+    try:
+        if not out.exists():
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.amqgen-"))
+            try:
+                for rel, data in files.items():
+                    (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (tmp / rel).write_bytes(data)
+                os.rename(tmp, out)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            report.written.extend(files)
+            return report
+        if not out.is_dir():
+            raise RenderError("output path exists and is not a directory", Location(str(out)))
+        for rel, data in files.items():
+            target = out / rel
+            if target.is_file() and target.read_bytes() == data:
+                report.unchanged.append(rel)
+                continue
+            if target.exists() and not target.is_file():
+                raise RenderError("output file exists and is not a regular file", Location(str(target)))
+            _atomic_write(target, data)
+            report.written.append(rel)
+    except OSError as e:
+        raise RenderError(f"cannot write output: {e.strerror}", Location(e.filename or str(out))) from None
+    return report
+
+
+def check_tree(out: Path, files: Mapping[str, bytes]) -> str:
+    """A unified diff of what is on disk against what would be rendered ('' when equal)."""
+    chunks: list[str] = []
+    for rel, data in files.items():
+        target = out / rel
+        old = target.read_bytes() if target.is_file() else None
+        if old == data:
+            continue
+        old_lines = old.decode("utf-8", "replace").splitlines(keepends=True) if old is not None else []
+        new_lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+        diff = difflib.unified_diff(
+            old_lines, new_lines,
+            fromfile=f"{target} (on disk)" if old is not None else "/dev/null",
+            tofile=f"{target} (rendered)",
+        )
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in diff)
+        chunks.append(text or f"--- {target} (on disk)\n+++ {target} (rendered)\n(differs only in bytes that are not lines)\n")
+    return "".join(chunks)
+

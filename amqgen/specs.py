@@ -1,0 +1,88 @@
+"""Where spec files and template packs live, and how ``--spec NAME`` finds a file.
+
+A name resolves to the bundled spec or to a file of Debian's ``amqp-specs`` package; a
+qualified name (``bundled:0-9``, ``amqp-specs:0-9``) picks one source explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Location, UsageError
+
+_PKG = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """``templates`` or ``spec``: inside the installed package, or at the top of a checkout."""
+    for candidate in (_PKG / name, _PKG.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise UsageError(f"amqgen is installed without its {name}/ directory (reinstall it)")
+
+
+BUNDLED_DEFAULT = "0-9"
+BUNDLED = {"0-9": "amqp0-9.xml"}
+
+#: Debian's amqp-specs: name -> file under /usr/share/amqp/specs/ (overridable for tests).
+DEBIAN_SPECS = {
+    "0-8": "0-8/amqp0-8.stripped.xml",
+    "0-8-qpid": "0-8-qpid/amqp0-8-qpid.stripped.xml",
+    "0-9": "0-9/amqp0-9.stripped.xml",
+    "0-9-qpid": "0-9-qpid/amqp0-9-qpid.stripped.xml",
+    "0-9-1": "0-9-1/amqp0-9-1.stripped.xml",
+    "0-9-1-qpid": "0-9-1-qpid/amqp0-9-1.stripped.xml",
+    "0-9-1-rabbit": "0-9-1-rabbit/amqp0-9-1.stripped.extended.xml",
+    "0-10": "0-10/amqp.0-10.stripped.xml",
+    "0-10-qpid": "0-10-qpid/amqp.0-10-qpid-errata.stripped.xml",
+}
+UNSUPPORTED = ("0-10", "0-10-qpid")
+
+
+def debian_root() -> Path:
+    return Path(os.environ.get("AMQGEN_DEBIAN_SPECS", "/usr/share/amqp/specs"))
+
+
+@dataclass(frozen=True)
+class SpecEntry:
+    name: str  # qualified: "bundled:0-9", "amqp-specs:0-9-1"
+    short: str  # "0-9-1"
+    path: Path
+    source: str  # "bundled" or "amqp-specs (Debian)"
+    present: bool
+    supported: bool
+
+
+def available() -> list[SpecEntry]:
+    out = [
+        SpecEntry(f"bundled:{k}", k, data_dir("spec") / v, "bundled", (data_dir("spec") / v).is_file(), True)
+        for k, v in BUNDLED.items()
+    ]
+    root = debian_root()
+    for k, v in DEBIAN_SPECS.items():
+        p = root / v
+        out.append(SpecEntry(f"amqp-specs:{k}", k, p, "amqp-specs (Debian)", p.is_file(), k not in UNSUPPORTED))
+    return out
+
+
+def resolve(spec: str | None) -> Path:
+    """A path, a name, or None for the bundled default."""
+    if spec is None:
+        return data_dir("spec") / BUNDLED[BUNDLED_DEFAULT]
+    p = Path(spec)
+    if p.suffix.lower() == ".xml" or os.sep in spec or p.exists():
+        return p  # a path: the loader reports a missing file with its name
+    source, _, short = spec.rpartition(":")
+    for entry in available():
+        if entry.short == short and (not source or entry.name.startswith(source + ":")):
+            if entry.present:
+                return entry.path
+    known = sorted({e.short for e in available()})
+    if short in known:
+        raise UsageError(
+            f"spec {spec!r} is not installed here (Debian package amqp-specs puts it under {debian_root()})",
+            Location(spec),
+        )
+    raise UsageError(f"unknown spec {spec!r}: give a file path or one of {', '.join(known)}")
