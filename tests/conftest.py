@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from pytarget import SPEC_091_EXT, import_package
+
+
+@pytest.fixture(scope="session")
+def gen_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("generated")
+
+
+@pytest.fixture(scope="session")
+def amqp091(gen_root: Path) -> ModuleType:
+    """The Python target rendered from RabbitMQ's 0-9-1 extended spec, as package `amqp091x`."""
+    return import_package(SPEC_091_EXT, "amqp091x", gen_root)

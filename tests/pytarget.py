@@ -1,0 +1,44 @@
+"""Render the Python target for a spec into a temporary tree and import it (shared by tests)."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+SPEC_091 = str(SHARED / "specs" / "amqp0-9-1.xml")
+SPEC_091_EXT = str(SHARED / "specs" / "amqp0-9-1.extended.xml")
+
+_rendered: dict[tuple[str, str, bool], Path] = {}
+
+
+def render_package(spec: str, package: str, out_root: Path, *, tests: bool = False) -> Path:
+    """Run the real CLI (`python -m amqgen render --lang python`) and return the output dir."""
+    key = (spec, package, tests)
+    if key in _rendered:
+        return _rendered[key]
+    out = out_root / f"{package}{'_t' if tests else ''}"
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--out", str(out),
+           "--spec", spec, "--package", package]
+    if tests:
+        cmd += ["--option", "tests=1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise AssertionError(f"render failed ({proc.returncode}): {proc.stderr}")
+    _rendered[key] = out
+    return out
+
+
+def import_package(spec: str, package: str, out_root: Path) -> ModuleType:
+    """Render (once per session) and import `package` with all its submodules."""
+    out = render_package(spec, package, out_root)
+    if str(out) not in sys.path:
+        sys.path.insert(0, str(out))
+    mod = importlib.import_module(package)
+    for sub in ("constants", "exceptions", "table", "methods", "properties", "frames", "checks", "rules"):
+        importlib.import_module(f"{package}.{sub}")
+    return mod
