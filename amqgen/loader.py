@@ -73,7 +73,7 @@ def read_document(path: str | Path) -> Document:
     # subset, and a spec has no use for one.
     # Comments are blanked (same length, newlines kept) so a comment that merely mentions
     # an entity is not refused and line numbers stay right.
-    uncommented = re.sub(rb"<!--.*?-->", lambda m: re.sub(rb"[^\n]", b" ", m.group()), data, flags=re.S)
+    uncommented = re.sub(rb"<!--.*?-->", lambda m: re.sub(rb"[^\n]", b" ", m.group()), data, flags=re.DOTALL)
     if b"<!ENTITY" in uncommented:
         raise SpecError(
             "entity declarations are not allowed in a spec (XXE / entity expansion refused)",

@@ -190,7 +190,7 @@ class Lowerer:
     def int_attr(self, el: etree._Element, attr: str, path: str) -> int:
         raw = el.get(attr)
         if raw is None:
-            raise self.error(el, f"<{el.tag} name=\"{el.get('name')}\"> has no {attr}", path)
+            raise self.error(el, f"<{el.tag!s} name=\"{el.get('name')}\"> has no {attr}", path)
         try:
             return int(raw.strip())
         except ValueError:
@@ -227,13 +227,12 @@ class Lowerer:
     def label(self, el: etree._Element, path: str) -> str | None:
         label = el.get("label")
         loose = _norm_text(el.text or "")
-        if loose and "\n" not in loose:
-            if label is None:
-                self.warn(
-                    "W009", el, f'label written as element text ("{loose}") instead of a label attribute',
-                    "the text is used as the label", path,
-                )
-                return loose
+        if loose and "\n" not in loose and label is None:
+            self.warn(
+                "W009", el, f'label written as element text ("{loose}") instead of a label attribute',
+                "the text is used as the label", path,
+            )
+            return loose
         return label
 
     # -- elements ----------------------------------------------------------------------

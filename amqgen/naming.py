@@ -22,24 +22,12 @@ PYTHON_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | fr
 
 # C11 plus C++ keywords (headers are included from C++), and the names stdbool/stddef define.
 C_RESERVED = frozenset(
-    """auto break case char const continue default do double else enum extern float for goto if
-    inline int long register restrict return short signed sizeof static struct switch typedef union
-    unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary
-    _Noreturn _Static_assert _Thread_local bool true false NULL alignas alignof and and_eq asm
-    bitand bitor catch char8_t char16_t char32_t class compl concept consteval constexpr constinit
-    const_cast co_await co_return co_yield decltype delete dynamic_cast explicit export friend
-    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
-    reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid
-    typename using virtual wchar_t xor xor_eq errno assert offsetof size_t""".split()
+    ["auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert", "_Thread_local", "bool", "true", "false", "NULL", "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "reinterpret_cast", "requires", "static_assert", "static_cast", "template", "this", "thread_local", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "xor", "xor_eq", "errno", "assert", "offsetof", "size_t"]
 )
 
 # Java keywords, reserved literals and contextual keywords.
 JAVA_RESERVED = frozenset(
-    """abstract assert boolean break byte case catch char class const continue default do double
-    else enum extends final finally float for goto if implements import instanceof int interface
-    long native new package private protected public return short static strictfp super switch
-    synchronized this throw throws transient try void volatile while true false null var yield
-    record sealed permits non-sealed when _""".split()
+    ["abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const", "continue", "default", "do", "double", "else", "enum", "extends", "final", "finally", "float", "for", "goto", "if", "implements", "import", "instanceof", "int", "interface", "long", "native", "new", "package", "private", "protected", "public", "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this", "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false", "null", "var", "yield", "record", "sealed", "permits", "non-sealed", "when", "_"]
 )
 
 _RESERVED = {"python": PYTHON_RESERVED, "c": C_RESERVED, "java": JAVA_RESERVED}
@@ -107,7 +95,10 @@ class Naming:
         return self.upper(*names)
 
     def role(self, role: str) -> Callable[..., str]:
-        return {"type": self.type, "member": self.member, "function": self.function, "constant": self.constant}[role]
+        roles: dict[str, Callable[..., str]] = {
+            "type": self.type, "member": self.member, "function": self.function, "constant": self.constant,
+        }
+        return roles[role]
 
     # -- collisions ----------------------------------------------------------------------
     def check_unique(self, scope: str, role: str, items: Iterable[tuple[str, Location | None]]) -> None:

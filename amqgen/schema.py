@@ -60,7 +60,7 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         if len(args) == 2 and args[1] is Ellipsis:
             return {"type": "array", "items": _type_schema(args[0], defs)}
         return {"type": "array", "prefixItems": [_type_schema(a, defs) for a in args], "items": False}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         name = tp.__name__
         if name not in defs:
             defs[name] = {}  # placeholder first: recursive types terminate

@@ -76,9 +76,8 @@ def resolve(spec: str | None) -> Path:
         return p  # a path: the loader reports a missing file with its name
     source, _, short = spec.rpartition(":")
     for entry in available():
-        if entry.short == short and (not source or entry.name.startswith(source + ":")):
-            if entry.present:
-                return entry.path
+        if entry.short == short and (not source or entry.name.startswith(source + ":")) and entry.present:
+            return entry.path
     known = sorted({e.short for e in available()})
     if short in known:
         raise UsageError(
