@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -55,6 +55,7 @@ class Pack:
     hook: Path | None
     clang_format_style: str = "{BasedOnStyle: LLVM, ColumnLimit: 100}"
     black_line_length: int = 100
+    autoescape: bool = False  # HTML packs: every {{ value }} is HTML-escaped unless marked safe
 
 
 def _manifest_error(path: Path, message: str) -> RenderError:
@@ -112,6 +113,7 @@ def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
         hook=hook,
         clang_format_style=str(data.get("clang_format_style", base.clang_format_style if base else Pack.clang_format_style)),
         black_line_length=int(data.get("black_line_length", base.black_line_length if base else 100)),
+        autoescape=bool(data.get("autoescape", base.autoescape if base else False)),
     )
 
 
@@ -186,7 +188,7 @@ def _environment(pack: Pack, naming: Naming, hook: Any) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,
+        autoescape=pack.autoescape,
     )
     env.filters.update(
         {
@@ -212,10 +214,11 @@ def _notice(spec: Spec) -> str:
 def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
     if formatter == "black":
         import black
+        from black.parsing import InvalidInput
 
         try:
             return black.format_str(text, mode=black.Mode(line_length=pack.black_line_length))
-        except Exception as e:  # black raises several types for invalid source
+        except InvalidInput as e:
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise RenderError(f"template produced invalid Python, black says: {first}", Location(where)) from None
     if formatter == "clang-format":
