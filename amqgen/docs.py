@@ -1,0 +1,382 @@
+"""What the reference-documentation packs (``templates/docs-html``, ``templates/docs-markdown``) need
+beyond the model: a view of the spec with everything computed (sorting, grouping, reverse links,
+anchors, wire positions, assert wording), and the text filters that escape spec text for each format.
+
+The packs' hooks are thin: they hand :func:`context` and the format's filters to the render machinery,
+so templates only format. Anchors are stable and match the links people already use:
+``#class.method``, ``#class.method.field``, ``#domain.NAME``, ``#constant.NAME``; a class is ``#class``,
+a property ``#class.property`` (e.g. ``#basic.content-type``), a rule ``#rule.RULE-ID``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+import urllib.parse
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from .errors import Diagnostic, RenderError
+from .model import Assert, Class, Constant, Domain, Field, Method, Rule, Spec
+
+BlockKind = str  # "p": a paragraph to reflow; "pre": lines whose layout matters
+
+
+@dataclass(frozen=True)
+class RuleView:
+    rule: Rule
+    anchor: str
+    on_failure_anchor: str | None  # the constant's anchor, when the spec defines it
+
+
+@dataclass(frozen=True)
+class FieldView:
+    field: Field
+    ordinal: int
+    anchor: str
+    domain_anchor: str | None  # None when the field names a wire type or an undefined domain
+    wire: str  # where it sits: "offset 2", "bit 1 of octet 3", "flag word 0 bit 15 (0x8000)"
+    asserts: tuple[str, ...]  # own asserts first, then the domain's, worded for people
+    rules: tuple[RuleView, ...]
+    search: str  # what the filter box matches
+
+
+@dataclass(frozen=True)
+class MethodView:
+    method: Method
+    anchor: str
+    accepted_by: tuple[str, ...]  # "server (MUST)"
+    responses: tuple[tuple[str, str], ...]  # (full name, anchor)
+    response_to: tuple[tuple[str, str], ...]  # methods this one answers
+    fields: tuple[FieldView, ...]
+    rules: tuple[RuleView, ...]
+    search: str
+
+
+@dataclass(frozen=True)
+class ClassView:
+    cls: Class
+    anchor: str
+    chassis: tuple[str, ...]  # "server MUST"
+    properties: tuple[FieldView, ...]
+    methods: tuple[MethodView, ...]
+    rules: tuple[RuleView, ...]
+    search: str
+
+
+@dataclass(frozen=True)
+class DomainView:
+    domain: Domain
+    anchor: str
+    asserts: tuple[str, ...]
+    rules: tuple[RuleView, ...]
+    used_by: int  # fields and properties that name this domain
+    search: str
+
+
+@dataclass(frozen=True)
+class ConstantView:
+    constant: Constant
+    anchor: str
+    kind: str  # "frame type", "reply code", "value"
+    failing_rules: tuple[tuple[str, str], ...]  # (rule id, anchor) naming it as on-failure
+    search: str
+
+
+@dataclass(frozen=True)
+class WarningView:
+    code: str
+    where: str  # spec file name and line: never the absolute path, so output does not depend on it
+    anchor: str | None  # the element it concerns, when it has an anchor
+    path: str
+    message: str
+    resolution: str
+
+
+@dataclass(frozen=True)
+class Reference:
+    spec: Spec
+    domains: tuple[DomainView, ...]  # sorted by name, as the 2006 reference did
+    constants: tuple[ConstantView, ...]
+    classes: tuple[ClassView, ...]
+    warnings: tuple[WarningView, ...]
+    counts: dict[str, int]
+
+
+# -- wording ---------------------------------------------------------------------------------
+
+def describe_assert(a: Assert) -> str:
+    """One line a person can read: what the assert requires."""
+    if a.check == "notnull":
+        return "must not be empty (notnull)"
+    if a.check == "null":
+        return "must be empty (null)"
+    if a.check == "length":
+        return f"at most {a.value} octets (length)"
+    if a.check == "ne":
+        return f"must not equal {a.value} (ne)"
+    if a.check == "le":
+        return f"at most the value of {a.ref} (le)"
+    if a.check == "syntax":
+        return f"must follow the {a.syntax_rule} syntax (syntax)"
+    if a.check == "enum":
+        return "one of " + ", ".join(a.values) + " (enum)"
+    text = f"must match {a.value} (regexp)"
+    if a.portable_value and a.portable_value != a.value:
+        text += f"; read portably as {a.portable_value}"
+    return text
+
+
+def wire_position(method: Method | None, f: Field) -> str:
+    if f.flag_word is not None and f.flag_bit is not None:
+        return f"flag word {f.flag_word} bit {f.flag_bit} (0x{1 << f.flag_bit:04x})"
+    if method is None or f.slot is None:
+        return ""
+    slot = method.slots[f.slot]
+    where = f"offset {slot.offset}" if slot.offset is not None else f"slot {f.slot} (after a variable-size field)"
+    if slot.kind == "bits":
+        return f"bit {f.bit} of the octet at {where}"
+    return where
+
+
+def _search(*parts: str | None) -> str:
+    return " ".join(p.lower() for p in parts if p)
+
+
+# -- the view ----------------------------------------------------------------------------------
+
+def build(spec: Spec) -> Reference:
+    constant_names = {c.name for c in spec.constants}
+
+    def rule_views(rules: tuple[Rule, ...]) -> tuple[RuleView, ...]:
+        return tuple(
+            RuleView(r, f"rule.{r.id}", f"constant.{r.on_failure}" if r.on_failure in constant_names else None)
+            for r in rules
+        )
+
+    def field_view(f: Field, ordinal: int, method: Method | None) -> FieldView:
+        return FieldView(
+            field=f,
+            ordinal=ordinal,
+            anchor=f.path,
+            domain_anchor=f"domain.{f.domain}" if f.domain in spec.domain_by_name else None,
+            wire=wire_position(method, f),
+            asserts=tuple(describe_assert(a) for a in f.asserts),
+            rules=rule_views(f.rules),
+            search=_search(f.path, f.domain, f.type, f.label),
+        )
+
+    answered_by: dict[str, list[str]] = defaultdict(list)
+    for m in spec.methods:
+        for r in m.responses:
+            answered_by[r].append(m.full_name)
+
+    classes: list[ClassView] = []
+    for c in spec.classes:
+        methods = tuple(
+            MethodView(
+                method=m,
+                anchor=m.full_name,
+                accepted_by=tuple(f"{ch.name} ({ch.implement})" for ch in m.chassis),
+                responses=tuple((r, r) for r in m.responses),
+                response_to=tuple((r, r) for r in answered_by.get(m.full_name, [])),
+                fields=tuple(field_view(f, i, m) for i, f in enumerate(m.fields, 1)),
+                rules=rule_views(m.rules),
+                search=_search(m.full_name, m.label),
+            )
+            for m in c.methods
+        )
+        classes.append(
+            ClassView(
+                cls=c,
+                anchor=c.name,
+                chassis=tuple(f"{ch.name} {ch.implement}" for ch in c.chassis),
+                properties=tuple(
+                    field_view(p, i, None) for i, p in enumerate(c.properties, 1)
+                ),
+                methods=methods,
+                rules=rule_views(c.rules),
+                search=_search(c.name, c.label),
+            )
+        )
+
+    used: dict[str, int] = defaultdict(int)
+    for c in spec.classes:
+        for f in (*c.properties, *(f for m in c.methods for f in m.fields)):
+            if f.domain:
+                used[f.domain] += 1
+    domains = tuple(
+        DomainView(
+            domain=d,
+            anchor=f"domain.{d.name}",
+            asserts=tuple(describe_assert(a) for a in d.asserts),
+            rules=rule_views(d.rules),
+            used_by=used[d.name],
+            search=_search(d.name, d.type, d.label),
+        )
+        for d in sorted(spec.domains, key=lambda d: d.name)
+    )
+
+    failing: dict[str, list[str]] = defaultdict(list)
+    for r in spec.all_rules():
+        if r.on_failure:
+            failing[r.on_failure].append(r.id)
+    constants = tuple(
+        ConstantView(
+            constant=k,
+            anchor=f"constant.{k.name}",
+            kind=_constant_kind(k),
+            failing_rules=tuple((rid, f"rule.{rid}") for rid in failing.get(k.name, [])),
+            search=_search(k.name, str(k.value), k.error_class),
+        )
+        for k in spec.constants
+    )
+
+    anchors = _check_anchors(domains, constants, classes)
+    warnings = tuple(_warning_view(spec, w, anchors) for w in spec.warnings)
+    counts = {
+        "domains": len(spec.domains),
+        "constants": len(spec.constants),
+        "classes": len(spec.classes),
+        "methods": len(spec.methods),
+        "fields": sum(len(m.fields) for m in spec.methods),
+        "properties": sum(len(c.properties) for c in spec.classes),
+        "rules": len(spec.all_rules()),
+        "scenarios": sum(1 for r in spec.all_rules() if r.scenario),
+        "asserts": len(spec.all_asserts()),
+        "warnings": len(spec.warnings),
+    }
+    return Reference(spec, domains, constants, tuple(classes), warnings, counts)
+
+
+def _constant_kind(k: Constant) -> str:
+    if k.name.startswith("frame-") and k.name not in ("frame-error", "frame-min-size", "frame-end"):
+        return "frame type"
+    if k.error_class is not None or k.name == "reply-success":
+        return "reply code"
+    return "value"
+
+
+def _check_anchors(
+    domains: tuple[DomainView, ...], constants: tuple[ConstantView, ...], classes: list[ClassView]
+) -> set[str]:
+    """Every anchor once; a clash (a property named like a method of its class) is an error, not a
+    silently broken link."""
+    seen: set[str] = set()
+    names: list[str] = [d.anchor for d in domains] + [k.anchor for k in constants]
+    for c in classes:
+        names.append(c.anchor)
+        names.extend(p.anchor for p in c.properties)
+        names.extend(r.anchor for r in c.rules)
+        names.extend(r.anchor for p in c.properties for r in p.rules)
+        for m in c.methods:
+            names.append(m.anchor)
+            names.extend(f.anchor for f in m.fields)
+            names.extend(r.anchor for r in m.rules)
+            names.extend(r.anchor for f in m.fields for r in f.rules)
+    names.extend(r.anchor for d in domains for r in d.rules)
+    for n in names:
+        if n in seen:
+            raise RenderError(f"two elements of the spec would share the documentation anchor #{n}")
+        seen.add(n)
+    return seen
+
+
+def _warning_view(spec: Spec, w: Diagnostic, anchors: set[str]) -> WarningView:
+    path = w.location.path
+    line = f":{w.location.line}" if w.location.line else ""
+    return WarningView(
+        code=w.code,
+        where=f"{spec.name}{line}",
+        anchor=path if path in anchors else None,
+        path=path,
+        message=w.message,
+        resolution=w.resolution,
+    )
+
+
+def context(spec: Spec) -> dict[str, Any]:
+    return {"ref": build(spec)}
+
+
+# -- text ------------------------------------------------------------------------------------
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s")
+
+
+def blocks(text: str | None) -> list[tuple[BlockKind, str]]:
+    """Split a doc into paragraphs to reflow ("p") and blocks whose line layout matters ("pre"):
+    indented lines, lists, tables and examples keep their layout."""
+    out: list[tuple[BlockKind, str]] = []
+    for chunk in re.split(r"\n\s*\n", text or ""):
+        lines = chunk.split("\n")
+        if not chunk.strip():
+            continue
+        if any(ln[:1].isspace() for ln in lines[1:]) or lines[0][:1].isspace() or any(
+            _LIST_ITEM.match(ln) for ln in lines
+        ):
+            out.append(("pre", chunk))
+        else:
+            out.append(("p", " ".join(ln.strip() for ln in lines)))
+    return out
+
+
+# HTML: the pack autoescapes every value; the one trusted string is the page's own script.
+
+def inline_asset(text: str) -> Markup:
+    """A script or style from the pack itself (never spec text), inserted verbatim."""
+    return Markup(text)
+
+
+def csp_hash(text: str) -> str:
+    """The Content-Security-Policy source for an inline script or style, so nothing else runs."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+HTML_FILTERS = {"blocks": blocks}
+
+
+# Markdown (GitHub-flavoured): spec text is literal text, never markup.
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+
+
+def md_text(text: str | None) -> str:
+    """Inline text: HTML-significant characters become entities (a <script> in a doc stays text),
+    Markdown punctuation is backslash-escaped, and line breaks become spaces."""
+    s = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = " ".join(_MD_SPECIAL.sub(r"\\\1", s).split())
+    # What would open a list, a heading underline or a numbered list at the start of a paragraph.
+    s = re.sub(r"^(\d+)\.", r"\1\\.", s)
+    return "\\" + s if s[:1] in ("-", "=") else s
+
+
+def md_cell(text: str | None) -> str:
+    """Text for a table cell: like md_text (pipes are escaped there); never empty-looking."""
+    return md_text(text)
+
+
+def md_fence(text: str | None) -> str:
+    """A code fence longer than any backtick run inside the block."""
+    runs = [len(r) for r in re.findall(r"`+", text or "")]
+    return "`" * max(3, max(runs, default=0) + 1)
+
+
+def html_attr(text: str | None) -> str:
+    """A value for an HTML attribute written by hand in Markdown (``<a id="...">``)."""
+    return html.escape(text or "", quote=True)
+
+
+def url_fragment(anchor: str) -> str:
+    """An anchor as a link target: percent-encoded, so odd names cannot end the link."""
+    return "#" + urllib.parse.quote(anchor, safe="-._~")
+
+
+MARKDOWN_FILTERS = {
+    "blocks": blocks, "md": md_text, "md_cell": md_cell, "fence": md_fence, "attr": html_attr, "href": url_fragment,
+}
