@@ -199,5 +199,44 @@ def packs_cmd(templates: tuple[Path, ...]) -> None:
         click.echo(f"{name:<12} {p.language:<7} {len(p.outputs):>3} outputs  {p.root}  {p.description}")
 
 
+DOCS_PACKS = {"html": "docs-html", "markdown": "docs-markdown"}
+
+
+@main.command(name="docs")
+@click.option("--format", "fmt", default="html", metavar="html|markdown", help="Output format (default html).")
+@click.option("--out", "out", default=None, type=click.Path(path_type=Path), help="Output directory.")
+@spec_option
+@strict_option
+@reporting
+def docs_cmd(fmt: str, out: Path | None, spec_arg: str | None, strict: bool) -> None:
+    """Render the reference documentation of a spec (one HTML page or one Markdown file) into DIR."""
+    from .errors import UsageError
+
+    if fmt not in DOCS_PACKS:
+        raise UsageError(f"--format must be one of {', '.join(DOCS_PACKS)}, not {fmt!r}")
+    if out is None:
+        raise UsageError("--out DIR is required")
+    spec = _load(spec_arg, strict)
+    files = render(discover()[DOCS_PACKS[fmt]], spec)
+    report = write_tree(out, files)
+    _warn_count(spec)  # after writing: a failure is reported as its one error line
+    click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged ({', '.join(files)})")
+
+
+@main.command(name="diff")
+@click.argument("old_arg", metavar="OLD")
+@click.argument("new_arg", metavar="NEW")
+@click.option("--json", "as_json", is_flag=True, help="Versioned JSON for tools instead of text.")
+@reporting
+def diff_cmd(old_arg: str, new_arg: str, as_json: bool) -> None:
+    """What changed from spec OLD to spec NEW (paths or names). Exit 0: nothing breaks wire
+    compatibility; 1: something does; 2: bad input."""
+    from .diff import diff_specs, to_json, to_text
+
+    d = diff_specs(_load(old_arg, False), _load(new_arg, False))
+    sys.stdout.write(to_json(d) if as_json else to_text(d))
+    sys.exit(1 if d.breaking else 0)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
