@@ -343,7 +343,8 @@ HTML_FILTERS = {"blocks": blocks}
 
 # Markdown (GitHub-flavoured): spec text is literal text, never markup.
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+# Inline punctuation that Markdown reads as markup anywhere in a line ("(" only matters after "]").
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def md_text(text: str | None) -> str:
@@ -351,9 +352,9 @@ def md_text(text: str | None) -> str:
     Markdown punctuation is backslash-escaped, and line breaks become spaces."""
     s = (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = " ".join(_MD_SPECIAL.sub(r"\\\1", s).split())
-    # What would open a list, a heading underline or a numbered list at the start of a paragraph.
-    s = re.sub(r"^(\d+)\.", r"\1\\.", s)
-    return "\\" + s if s[:1] in ("-", "=") else s
+    # What would open a list, a heading, a setext underline or a numbered list at the start of a paragraph.
+    s = re.sub(r"^(\d+)([.)])", r"\1\\\2", s)
+    return "\\" + s if s[:1] in ("-", "=", "+", "#") else s
 
 
 def md_cell(text: str | None) -> str:
