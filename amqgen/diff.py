@@ -364,7 +364,7 @@ def _arguments(d: Diff, a: Method, b: Method) -> None:
     for y in came:
         i = b.fields.index(y)
         later = [f.name for f in b.fields[i + 1 :] if any(f is q for _, q in pairs)]
-        if same_layout and y.type == "bit":
+        if same_layout and y.type == "bit" and all(pos(x) == pos(z) for x, z in pairs):
             d.add("field-added", y.path, False,
                   f"{y.path} (bit) added in an unused bit of an existing octet: old peers send it as 0", None, y.type)
         elif later:

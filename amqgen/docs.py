@@ -56,6 +56,7 @@ class MethodView:
     fields: tuple[FieldView, ...]
     rules: tuple[RuleView, ...]
     search: str
+    toc_search: str  # the contents entry also matches the method's field names
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ def build(spec: Spec) -> Reference:
                 fields=tuple(field_view(f, i, m) for i, f in enumerate(m.fields, 1)),
                 rules=rule_views(m.rules),
                 search=_search(m.full_name, m.label),
+                toc_search=_search(m.full_name, m.label, *(f.name for f in m.fields)),
             )
             for m in c.methods
         )
