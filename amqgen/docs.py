@@ -225,9 +225,9 @@ def build(spec: Spec) -> Reference:
     )
 
     failing: dict[str, list[str]] = defaultdict(list)
-    for r in spec.all_rules():
-        if r.on_failure:
-            failing[r.on_failure].append(r.id)
+    for rule in spec.all_rules():
+        if rule.on_failure:
+            failing[rule.on_failure].append(rule.id)
     constants = tuple(
         ConstantView(
             constant=k,

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from amqgen.docs import HTML_FILTERS, context as docs_context, csp_hash, inline_asset
+from amqgen.docs import HTML_FILTERS, csp_hash, inline_asset
+from amqgen.docs import context as docs_context
 from amqgen.model import Spec
 from amqgen.naming import Naming
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from amqgen.docs import MARKDOWN_FILTERS, context as docs_context
+from amqgen.docs import MARKDOWN_FILTERS
+from amqgen.docs import context as docs_context
 from amqgen.model import Spec
 from amqgen.naming import Naming
 
