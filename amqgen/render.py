@@ -40,6 +40,7 @@ class Output:
     path: str  # pattern: {package}, {class}, {Class}, {method}, {Method} and any option
     per: str
     formatter: str | None  # None: the pack's
+    when: str | None = None  # an option that must be on ("1", "true", "yes") for this output
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,8 @@ def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
     outputs: dict[str, Output] = {o.path: o for o in base.outputs} if base else {}
     for i, raw in enumerate(data.get("outputs", [])):
         try:
-            o = Output(str(raw["template"]), str(raw["path"]), str(raw.get("per", "spec")), raw.get("formatter"))
+            o = Output(str(raw["template"]), str(raw["path"]), str(raw.get("per", "spec")), raw.get("formatter"),
+                       str(raw["when"]) if raw.get("when") else None)
         except (KeyError, TypeError):
             raise _manifest_error(mpath, f"outputs[{i}] needs template and path") from None
         if o.per not in FANOUTS:
@@ -275,6 +277,8 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
         base_ctx.update(hook.context(spec, naming, opts))
     files: dict[str, bytes] = {}
     for out in pack.outputs:
+        if out.when is not None and opts.get(out.when, "").lower() not in ("1", "true", "yes", "on"):
+            continue
         try:
             template = env.get_template(out.template)
         except jinja2.TemplateNotFound:

@@ -1,0 +1,492 @@
+"""The Python target's hook: its type map, and the codec plans the templates format.
+
+Everything a template needs to know about the wire (struct format characters, which length
+prefix rides in which precompiled ``struct.Struct``, bit masks, flag masks, annotations,
+defaults, test values) is decided here from the lowered model, so the templates only format.
+
+The one idea beyond the model's own segments: a fixed-size run is packed together with the
+length prefix of the variable-size item that follows it (``>HB`` = reserved short + the
+exchange name's length octet), so each run plus the next length costs one struct call.
+"""
+
+
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# wire type -> struct format character (None: variable size)
+STRUCT_CHAR: dict[str, str | None] = {
+    "bit": None,
+    "octet": "B",
+    "short": "H",
+    "long": "I",
+    "longlong": "Q",
+    "timestamp": "Q",
+    "shortstr": None,
+    "longstr": None,
+    "table": None,
+}
+#: length prefix of each variable-size wire type
+LENGTH_CHAR = {"shortstr": "B", "longstr": "I", "table": "I"}
+SIZE = {"B": 1, "H": 2, "I": 4, "Q": 8}
+ANNOTATION = {
+    "bit": "bool",
+    "octet": "int",
+    "short": "int",
+    "long": "int",
+    "longlong": "int",
+    "timestamp": "int",
+    "shortstr": "str",
+    "longstr": "bytes",
+    "table": "FieldTable",
+}
+DEFAULT = {
+    "bit": "False",
+    "octet": "0",
+    "short": "0",
+    "long": "0",
+    "longlong": "0",
+    "timestamp": "0",
+    "shortstr": '""',
+    "longstr": 'b""',
+    "table": "None",
+}
+INT_MAX = {"octet": 2**8 - 1, "short": 2**16 - 1, "long": 2**32 - 1, "longlong": 2**64 - 1, "timestamp": 2**64 - 1}
+
+#: frame constants every package defines, with the value all three families give them
+FRAME_DEFAULTS = {
+    "frame-method": 1,
+    "frame-header": 2,
+    "frame-body": 3,
+    "frame-heartbeat": 8,
+    "frame-end": 206,
+    "frame-min-size": 4096,
+}
+FRAME_ERROR_CODE = 501
+SYNTAX_ERROR_CODE = 502
+#: the path syntax of the 0-8 / 0-9 ``path`` domain: "/" then names of [A-Za-z0-9] plus [.-_+!=:]
+PATH_SYNTAX = r"^/(?:[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*(?:/[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*)*)?\Z"
+
+
+def protocol_header(spec: Any) -> bytes:
+    """0-9-1: "AMQP" 0 0 9 1 (protocol id 0, then major minor revision). 0-8 and 0-9 (before the
+    0-9-1 renumbering): "AMQP" 1 1 then major and minor as the file writes them, which gives
+    AMQP 1 1 8 0 for 0-8 (files say major=8 minor=0) and AMQP 1 1 0 9 for 0-9."""
+    if spec.family == "0-9-1":
+        return b"AMQP" + bytes([0, spec.major, spec.minor, spec.revision])
+    return b"AMQP" + bytes([1, 1, spec.major, spec.minor])
+
+
+def docstring(text: str, indent: str = "    ") -> str:
+    """A docstring body: backslashes and triple quotes escaped, continuation lines indented."""
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip()
+    if text.endswith('"'):
+        text += " "
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    return ("\n" + indent).join(lines).replace("\n" + indent + "\n", "\n\n").replace("\n" + indent + "\n", "\n\n")
+
+
+class Structs:
+    """The struct formats a module precompiles; the templates bind ``_P_<fmt>`` (pack) and
+    ``_U_<fmt>`` (unpack_from) once per format, so a hot path pays no attribute lookup."""
+
+    def __init__(self) -> None:
+        self.packs: set[str] = set()
+        self.unpacks: set[str] = set()
+
+    def pack(self, fmt: str) -> str:
+        self.packs.add(fmt)
+        return fmt
+
+    def unpack(self, fmt: str) -> str:
+        self.unpacks.add(fmt)
+        return fmt
+
+    def both(self, fmt: str) -> str:
+        return self.unpack(self.pack(fmt))
+
+
+@dataclass
+class PyField:
+    name: str  # canonical
+    ident: str
+    wire: str
+    annotation: str
+    default: str
+    label: str
+    reserved: bool
+    local: str
+    mask: int = 0  # bit fields: mask in their octet; properties: mask in their flag word
+    flag_word: int = 0
+
+
+@dataclass
+class Op:
+    """One step of an unrolled codec. kinds:
+    encode: pack (struct, args) | raw (local)
+    decode: unpack (struct, targets, size) | len8 | shortstr/longstr/table (local) | bits (local, [(target, mask)])
+    """
+
+    kind: str
+    struct: str = ""
+    args: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    size: int = 0
+    local: str = ""
+    bits: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class EncodePlan:
+    prep: list[tuple[str, str, str]]  # (wire, local, ident)
+    pieces: list[Op]
+    fixed: int  # octets packed by the struct calls (frame variant: after the 7-octet header, with frame-end)
+    raw_locals: list[str]
+
+
+@dataclass
+class PyMethod:
+    model: Any
+    cls: str
+    fields: list[PyField]
+    encode: EncodePlan
+    frame: EncodePlan
+    decode: list[Op]
+    responses: list[str]
+    doc: str
+    checks: list[dict[str, Any]]
+
+
+@dataclass
+class PyProperties:
+    model: Any
+    cls: str
+    fields: list[PyField]
+    flag_words: int
+    known_masks: list[int]  # per flag word: the bits of properties this class has
+
+
+def _bits_expr(fields: list[PyField], prefix: str) -> str:
+    return " | ".join(f"({f.mask} if {prefix}{f.ident} else 0)" for f in fields)
+
+
+class Planner:
+    def __init__(self, spec: Any, naming: Any) -> None:
+        self.spec = spec
+        self.naming = naming
+        self.structs = Structs()
+        self.regexps = 0
+
+    def fields(self, model_fields: Any) -> list[PyField]:
+        out = []
+        for f in model_fields:
+            ident = self.naming.member(f.name)
+            out.append(
+                PyField(
+                    name=f.name,
+                    ident=ident,
+                    wire=f.type,
+                    annotation=ANNOTATION[f.type],
+                    default=DEFAULT[f.type],
+                    label=f.label or "",
+                    reserved=f.reserved,
+                    local="v_" + ident.rstrip("_"),
+                    mask=(1 << f.bit) if f.bit is not None else (f.flag_mask or 0),
+                    flag_word=f.flag_word or 0,
+                )
+            )
+        return out
+
+    # -- methods --------------------------------------------------------------------------
+    def encode_plan(self, m: Any, fields: list[PyField], frame: bool) -> EncodePlan:
+        by_name = {f.name: f for f in fields}
+        prep: list[tuple[str, str, str]] = []
+        pieces: list[Op] = []
+        fmt = "BHIHH" if frame else ""
+        args = ["1", "channel", "size", str(m.class_index), str(m.index)] if frame else []
+        fixed = 0
+        raw_locals: list[str] = []
+
+        def close() -> None:
+            nonlocal fmt, args, fixed
+            if fmt:
+                pieces.append(Op("pack", struct=self.structs.pack(fmt), args=args))
+                fixed += sum(SIZE[c] for c in fmt)
+            fmt, args = "", []
+
+        for slot in m.slots:
+            if slot.kind == "bits":
+                fmt += "B"
+                args.append(_bits_expr([by_name[n] for n in slot.fields], "self.") or "0")
+                continue
+            f = by_name[slot.fields[0]]
+            ch = STRUCT_CHAR[f.wire]
+            if ch is not None:
+                fmt += ch
+                args.append(f"self.{f.ident}")
+                continue
+            prep.append((f.wire, f.local, f.ident))
+            fmt += LENGTH_CHAR[f.wire]
+            args.append(f"len({f.local})")
+            close()
+            pieces.append(Op("raw", local=f.local))
+            raw_locals.append(f.local)
+        if frame:
+            fmt += "B"
+            args.append("206")
+        close()
+        if frame:
+            fixed -= 7 + 1  # the frame size counts neither the header nor the frame-end
+        return EncodePlan(prep, pieces, fixed, raw_locals)
+
+    def decode_plan(self, m: Any, fields: list[PyField]) -> list[Op]:
+        by_name = {f.name: f for f in fields}
+        ops: list[Op] = []
+        fmt, targets = "", []
+        pending: list[Op] = []  # bit expansions after the unpack that reads their octet
+        nbits = 0
+
+        def close() -> None:
+            nonlocal fmt, targets, pending
+            if fmt:
+                if fmt == "B" and targets == ["n"]:
+                    ops.append(Op("len8"))
+                else:
+                    ops.append(Op("unpack", struct=self.structs.unpack(fmt), targets=targets,
+                                  size=sum(SIZE[c] for c in fmt)))
+                ops.extend(pending)
+            fmt, targets, pending = "", [], []
+
+        for slot in m.slots:
+            if slot.kind == "bits":
+                local = f"bits{nbits}"
+                nbits += 1
+                fmt += "B"
+                targets.append(local)
+                pending.append(Op("bits", local=local, bits=[(by_name[n].local, by_name[n].mask) for n in slot.fields]))
+                continue
+            f = by_name[slot.fields[0]]
+            ch = STRUCT_CHAR[f.wire]
+            if ch is not None:
+                fmt += ch
+                targets.append(f.local)
+                continue
+            fmt += LENGTH_CHAR[f.wire]
+            targets.append("n")
+            close()
+            ops.append(Op(f.wire, local=f.local))
+        close()
+        return ops
+
+    def method(self, m: Any) -> PyMethod:
+        fields = self.fields(m.fields)
+        doc_parts = [m.label[:1].upper() + m.label[1:] + "." if m.label else f"The {m.full_name} method."]
+        if m.doc:
+            doc_parts.append(m.doc)
+        if fields:
+            doc_parts.append(
+                "Fields:\n" + "\n".join(
+                    f"- {f.ident} ({f.wire}{', reserved' if f.reserved else ''}){': ' + f.label if f.label else ''}"
+                    for f in fields
+                )
+            )
+        return PyMethod(
+            model=m,
+            cls=self.naming.type(m.class_name, m.name),
+            fields=fields,
+            encode=self.encode_plan(m, fields, frame=False),
+            frame=self.encode_plan(m, fields, frame=True),
+            decode=self.decode_plan(m, fields),
+            responses=[self.naming.type(*r.split(".", 1)) for r in m.responses],
+            doc=docstring("\n\n".join(doc_parts)),
+            checks=self.checks(m, fields),
+        )
+
+    # -- properties -----------------------------------------------------------------------
+    def properties(self, c: Any) -> PyProperties:
+        fields = self.fields(c.properties)
+        known = [0] * c.property_flag_words
+        for f in fields:
+            known[f.flag_word] |= f.mask
+        return PyProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words, known)
+
+    # -- checks ---------------------------------------------------------------------------
+    def checks(self, m: Any, fields: list[PyField]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        by_name = {f.name: f for f in fields}
+        for mf in m.fields:
+            f = by_name[mf.name]
+            for a in mf.asserts:
+                c: dict[str, Any] = {
+                    "kind": a.check,
+                    "path": mf.path,
+                    "field": f,
+                    "where": f"{a.loc.path or mf.path} ({a.loc.file.rsplit('/', 1)[-1]}:{a.loc.line})",
+                    "code": SYNTAX_ERROR_CODE,
+                }
+                skip = RABBITMQ_SKIPS.get((a.check, mf.domain or "")) or RABBITMQ_SKIPS.get((a.check, mf.path))
+                if a.check == "syntax":
+                    skip = "RabbitMQ virtual host names are free-form"
+                c["rabbitmq_skip"] = skip
+                if a.check == "length":
+                    c["limit"] = int(a.value)
+                    # 127-octet name limits: RabbitMQ allows the whole shortstr (255)
+                    c["rabbitmq_limit"] = 255 if f.wire == "shortstr" and int(a.value) < 255 else int(a.value)
+                elif a.check == "ne":
+                    c["value"] = int(a.value)
+                elif a.check == "regexp":
+                    self.regexps += 1
+                    c["re"] = f"_RE_{self.regexps}"
+                    c["pattern"] = _anchor(a.value)
+                    c["portable"] = _anchor(a.portable_value or a.value)
+                    c["suspicious"] = (a.portable_value or a.value) != a.value
+                    if c["suspicious"]:
+                        c["rabbitmq_skip"] = "the spec's pattern is broken (W007) and RabbitMQ does not check names"
+                elif a.check == "syntax":
+                    self.regexps += 1
+                    c["re"] = f"_RE_{self.regexps}"
+                    c["pattern"] = PATH_SYNTAX
+                    c["rule"] = a.syntax_rule
+                elif a.check == "le":
+                    c["ref"] = a.ref
+                elif a.check == "enum":
+                    c["values"] = list(a.values)
+                out.append(c)
+        return out
+
+
+#: (check, domain or field path) -> why the "rabbitmq" policy skips that assert
+RABBITMQ_SKIPS = {
+    ("ne", "access-ticket"): "access tickets are obsolete; clients send 0 and RabbitMQ ignores them",
+    ("notnull", "connection.tune-ok.channel-max"): "0 means no limit, which RabbitMQ accepts",
+}
+
+
+def _anchor(pattern: str) -> str:
+    """``$`` at the end of a spec regexp means end of string (Python's ``$`` also matches before
+    a final newline): use ``\\Z``."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern[:-1] + "\\Z"
+    return pattern
+
+
+# -- test values (the conformance tests option) --------------------------------------------------
+SHORTSTR_MAX = "é" * 127 + "x"  # 255 UTF-8 octets, multi-byte
+TABLE_SAMPLE = (
+    '{"text": "zürich", "int": -5, "big": 2**40, "yes": True, "no": False, "real": 1.5, '
+    '"dec": Decimal("3.14"), "none": None, "raw": b"\\x00\\xff", "list": [1, "two", [3]], '
+    '"nested": {"deep": {"deeper": 1}}, "when": datetime(2020, 1, 1, tzinfo=timezone.utc)}'
+)
+
+
+def sample(wire: str, case: str) -> str:
+    if wire == "bit":
+        return "True" if case == "max" else "False"
+    if wire in INT_MAX:
+        return str(INT_MAX[wire]) if case == "max" else "0"
+    if wire == "shortstr":
+        return repr(SHORTSTR_MAX) if case == "max" else '""'
+    if wire == "longstr":
+        return 'bytes(range(256)) * 300' if case == "max" else 'b""'
+    if wire == "table":
+        return TABLE_SAMPLE if case == "max" else "{}"
+    raise ValueError(wire)
+
+
+def method_cases(pm: PyMethod) -> list[tuple[str, str]]:
+    """(case name, constructor keyword arguments) for the round-trip tests."""
+    cases = [("empty", ""), ("max", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields))]
+    bits = [f for f in pm.fields if f.wire == "bit"]
+    others = [f for f in pm.fields if f.wire != "bit"]
+    mid = ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in others)
+    for b in bits:
+        cases.append((f"only_{b.ident}", ", ".join(x for x in (mid, f"{b.ident}=True") if x)))
+        clear = ", ".join(f"{x.ident}={'False' if x is b else 'True'}" for x in bits)
+        cases.append((f"all_but_{b.ident}", ", ".join(x for x in (mid, clear) if x)))
+    if not pm.fields:
+        cases = cases[:1]
+    return cases
+
+
+def properties_cases(pp: PyProperties) -> list[tuple[str, str]]:
+    cases = [("absent", ""), ("present", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields))]
+    for f in pp.fields:
+        cases.append((f"only_{f.ident}", f"{f.ident}={sample(f.wire, 'max')}"))
+    if not pp.fields:
+        cases = cases[:1]
+    return cases
+
+
+def test_ident(text: str) -> str:
+    return re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower()
+
+
+# -- the render context ----------------------------------------------------------------------------
+def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
+    planner = Planner(spec, naming)
+    methods = [planner.method(m) for m in spec.methods]
+    planner.structs.pack("HH")
+    planner.structs.unpack("I")
+    method_structs = planner.structs
+    planner.structs = Structs()
+    props = [planner.properties(c) for c in spec.content_classes]
+    for fmt in ("B", "H", "I", "Q"):
+        planner.structs.both(fmt)
+    constants = []
+    names = set()
+    for c in spec.constants:
+        constants.append((naming.constant(c.name), c.value, c.doc))
+        names.add(c.name)
+    missing = [(naming.constant(k), v) for k, v in FRAME_DEFAULTS.items() if k not in names]
+    reply = []
+    for c in spec.reply_codes:
+        if c.error_class is None:
+            continue
+        ident = naming.type(c.name if c.name.endswith("error") else c.name + "-error")
+        reply.append(
+            {
+                "name": c.name,
+                "const": naming.constant(c.name),
+                "value": c.value,
+                "soft": c.error_class == "soft",
+                "cls": ident,
+                "doc": docstring(c.doc or c.name),
+                "frame_error": c.value == FRAME_ERROR_CODE,
+            }
+        )
+    reply_names = {r["cls"] for r in reply}
+    syntax_cls = next((r["cls"] for r in reply if r["value"] == SYNTAX_ERROR_CODE), None)
+    rules = [
+        {
+            "rule": r,
+            "test": "test_" + test_ident(r.id),
+        }
+        for r in spec.all_rules()
+    ]
+    return {
+        "py": {
+            "methods": methods,
+            "properties": props,
+            "structs": method_structs,
+            "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
+            "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
+            "property_structs": planner.structs,
+            "header": protocol_header(spec),
+            "constants": constants,
+            "missing_frame_constants": missing,
+            "reply": reply,
+            "has_frame_error": any(r["frame_error"] for r in reply),
+            "frame_error_cls": "FrameError",
+            "syntax_cls": syntax_cls,
+            "reply_names": reply_names,
+            "rules": rules,
+            "scenarios": [r for r in rules if r["rule"].scenario],
+            "method_cases": {pm.cls: method_cases(pm) for pm in methods},
+            "properties_cases": {pp.cls: properties_cases(pp) for pp in props},
+            "tests": options.get("tests", "0") not in ("0", "", "no", "false"),
+        },
+    }
+
+
+FILTERS = {"docstring": docstring, "pybytes": lambda b: repr(bytes(b))}
