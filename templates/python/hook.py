@@ -168,7 +168,8 @@ class PyProperties:
 
 
 def _bits_expr(fields: list[PyField], prefix: str) -> str:
-    return " | ".join(f"({f.mask} if {prefix}{f.ident} else 0)" for f in fields)
+    terms = [f"{f.mask} if {prefix}{f.ident} else 0" for f in fields]
+    return terms[0] if len(terms) == 1 else " | ".join(f"({t})" for t in terms)
 
 
 class Planner:
@@ -418,6 +419,16 @@ def properties_cases(pp: PyProperties) -> list[tuple[str, str]]:
     return cases
 
 
+def isort_key(name: str) -> tuple[int, str]:
+    """The order ruff (RUF022, isort style) wants in ``__all__``: CONSTANTS, Classes, others."""
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+def sort_all(names: list[str]) -> list[str]:
+    return sorted(names, key=isort_key)
+
+
 def test_ident(text: str) -> str:
     return re.sub(r"[^0-9a-zA-Z]+", "_", text).strip("_").lower()
 
@@ -469,6 +480,11 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "methods": methods,
             "properties": props,
             "structs": method_structs,
+            "methods_all": sort_all(
+                ["METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class"]
+                + [pm.cls for pm in methods]
+            ),
+            "checked_imports": sorted({"Method"} | {pm.cls for pm in methods if pm.checks}),
             "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
             "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
             "property_structs": planner.structs,
@@ -489,4 +505,4 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     }
 
 
-FILTERS = {"docstring": docstring, "pybytes": lambda b: repr(bytes(b))}
+FILTERS = {"sort_all": sort_all, "docstring": docstring, "pybytes": lambda b: repr(bytes(b))}
