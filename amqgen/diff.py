@@ -35,6 +35,7 @@ Not breaking:
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -450,5 +451,7 @@ def to_text(d: Diff) -> str:
         lines.extend(f"    {c.kind:<28} {c.detail}" for c in rest)
     if docs:
         lines.append("")
-        lines.append(f"Documentation text changed ({len(docs)}): " + ", ".join(c.path for c in docs))
+        lines.append(f"Documentation text changed ({len(docs)}):")
+        lines.extend(textwrap.wrap(", ".join(c.path for c in docs), 100, initial_indent="    ",
+                                   subsequent_indent="    ", break_on_hyphens=False))
     return "\n".join(lines) + "\n"

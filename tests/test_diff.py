@@ -37,6 +37,7 @@ def diff_json(old: Path | str, new: Path | str, expect_rc: int) -> dict[str, Any
     assert doc["summary"]["breaking"] == sum(c["breaking"] for c in doc["changes"])
     assert sum(doc["summary"]["by_kind"].values()) == len(doc["changes"])
     assert (doc["summary"]["breaking"] > 0) == (expect_rc == 1)
+    assert all(c["area"] == KINDS[c["kind"]] for c in doc["changes"])
     return doc
 
 

@@ -315,6 +315,9 @@ def test_same_bytes_on_every_run_and_from_any_path(tmp_path: Path) -> None:
         assert str(ROOT).encode() not in a and str(tmp_path).encode() not in c
     second = amqgen("docs", "--format", "html", "--out", str(tmp_path / "a-html"))
     assert second.returncode == 0 and "0 written, 1 unchanged" in second.stdout
+    # The docs are an ordinary pack: `render --lang docs-html` writes the same page.
+    assert amqgen("render", "--lang", "docs-html", "--out", str(tmp_path / "r")).returncode == 0
+    assert (tmp_path / "r" / "index.html").read_bytes() == (tmp_path / "a-html" / "index.html").read_bytes()
 
 
 @pytest.mark.parametrize(
