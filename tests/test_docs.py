@@ -527,6 +527,8 @@ def test_html_loads_filters_and_deep_links_in_chromium(browser: Any, html_page: 
     assert int(count.text.split()[0]) == total
     # Links from a field to its domain and from an on-failure code to its constant.
     link = browser.find_element(By.CSS_SELECTOR, "tr[id='basic.consume.queue'] a[href='#domain.queue-name']")
+    # Centre it first: Selenium's own scrolling puts it at the top edge, under the sticky table heading.
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", link)
     link.click()
     assert browser.execute_script("return location.hash") == "#domain.queue-name"
     fail = browser.find_element(By.CSS_SELECTOR, "div[id='rule.basic.consume.exclusive.01'] a[href^='#constant.']")
