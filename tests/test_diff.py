@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from lxml import etree
 
@@ -101,14 +101,20 @@ def canon(name: str | None) -> str:
     return re.sub(r"\s+", "-", (name or "").strip().lower())
 
 
+def number(el: Any, attr: str) -> int:
+    value = el.get(attr)
+    assert value is not None, f"<{el.tag}> without {attr}"
+    return int(value)
+
+
 def xml_model(path: Path) -> dict[str, Any]:
     root = etree.parse(str(path)).getroot()
-    classes = {canon(c.get("name")): int(c.get("index")) for c in root.findall("class")}
+    classes = {canon(c.get("name")): number(c, "index") for c in root.findall("class")}
     methods = {
-        f"{canon(c.get('name'))}.{canon(m.get('name'))}": (int(c.get("index")), int(m.get("index")))
+        f"{canon(c.get('name'))}.{canon(m.get('name'))}": (number(c, "index"), number(m, "index"))
         for c in root.findall("class") for m in c.findall("method")
     }
-    constants = {canon(k.get("name")): int(k.get("value")) for k in root.findall("constant")}
+    constants = {canon(k.get("name")): number(k, "value") for k in root.findall("constant")}
     return {"classes": classes, "methods": methods, "constants": constants}
 
 

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import cmarkgfm
+import cmarkgfm  # type: ignore[import-untyped]
 import lxml.html
 import pytest
-from cmarkgfm.cmark import Options
+from cmarkgfm.cmark import Options  # type: ignore[import-untyped]
 from lxml import etree
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,9 +100,9 @@ def parse_seed() -> dict[str, list[dict[str, Any]]]:
     for mth in out["method"]:
         firsts.setdefault(mth["name"].split(".")[0], mth)
     for cname, first in firsts.items():
-        m = re.search(rf"(?ms)^{cname} (\d+) (.+?)\s+{first['name'].split('.')[1]} {first['id']} ", summary)
-        assert m, f"seed parser lost class {cname}"
-        out["class"].append({"name": cname, "id": int(m[1]), "label": " ".join(m[2].split())})
+        cm = re.search(rf"(?ms)^{cname} (\d+) (.+?)\s+{first['name'].split('.')[1]} {first['id']} ", summary)
+        assert cm, f"seed parser lost class {cname}"
+        out["class"].append({"name": cname, "id": int(cm[1]), "label": " ".join(cm[2].split())})
     return out
 
 
@@ -142,8 +142,7 @@ def test_seed_parser_finds_what_the_2006_reference_lists() -> None:
 def test_html_shows_everything_the_2006_reference_shows(html_page: Path) -> None:
     seed = parse_seed()
     tree = lxml.html.parse(str(html_page))
-    by_id = {el.get("id"): el for el in tree.iter() if el.get("id")}
-    index = {norm_path(k): v for k, v in by_id.items()}
+    index = {norm_path(str(el.get("id"))): el for el in tree.iter() if el.get("id")}
 
     def find(kind: str, name: str) -> Any:
         key = {"domain": f"domain.{name}", "constant": f"constant.{name}"}.get(kind, name)
@@ -236,12 +235,12 @@ def test_markdown_shows_every_name_and_label_of_the_2006_reference(markdown_file
 
 def test_html_has_what_the_2006_reference_left_out(html_page: Path) -> None:
     tree = lxml.html.parse(str(html_page))
-    ids = {el.get("id"): el for el in tree.iter() if el.get("id")}
+    ids: dict[str, Any] = {str(el.get("id")): el for el in tree.iter() if el.get("id")}
     # Every rule with an anchor, its on-failure link and its scenario: counted in the XML itself.
     xml = etree.parse(str(ROOT / "spec" / "amqp0-9.xml")).getroot()
     xml_rules = list(xml.iter("rule"))
     assert len([i for i in ids if i.startswith("rule.")]) == len(xml_rules) == 199
-    on_failure = [a.get("href") for el in tree.iter("div") if el.get("class") == "rule" for a in el.iter("a")
+    on_failure = [str(a.get("href")) for el in tree.iter("div") if el.get("class") == "rule" for a in el.iter("a")
                   if (a.get("href") or "").startswith("#constant.")]
     assert len(on_failure) == len([r for r in xml_rules if r.get("on-failure")]) > 20
     assert all(h[1:] in ids for h in on_failure)
@@ -277,10 +276,11 @@ def test_grammar_blocks_keep_their_layout(spec: str, tmp_path: Path) -> None:
         # The XML's lines, dedented as a block: every line and its relative indentation is kept.
         want = textwrap.dedent("".join(grammar[0].itertext()).expandtabs(8)).strip("\n")
         want = "\n".join(ln.rstrip() for ln in want.split("\n"))
-        shown = page.get_element_by_id(cls.get("name").strip()).find_class("grammar")[0].text_content()
+        name = (cls.get("name") or "").strip()
+        shown = page.get_element_by_id(name).find_class("grammar")[0].text_content()
         assert shown == want
         assert f"text\n{want}\n```" in md
-        shown_by_class[cls.get("name").strip()] = shown
+        shown_by_class[name] = shown
     assert len(shown_by_class) >= 5
     if "0-9-1" in spec:  # this one is indented: continuation lines sit under the right-hand side
         line = next(ln for ln in shown_by_class["connection"].split("\n") if "S:START C:START-OK" in ln)
@@ -343,9 +343,9 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path: Path, args: list[str])
 
 def gfm(text: str) -> str:
     # UNSAFE keeps raw HTML: any markup that got through our escaping would show in the output.
-    return cmarkgfm.markdown_to_html_with_extensions(
+    return str(cmarkgfm.markdown_to_html_with_extensions(
         text, options=Options.CMARK_OPT_UNSAFE, extensions=["table", "autolink", "strikethrough"]
-    )
+    ))
 
 
 def table_blocks(md: str) -> Iterator[list[str]]:
