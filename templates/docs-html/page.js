@@ -31,5 +31,10 @@
   }
 
   box.addEventListener("input", apply);
+  // "/" jumps to the filter box from anywhere on the page; Escape clears it.
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "/" && document.activeElement !== box) { e.preventDefault(); box.focus(); box.select(); }
+    else if (e.key === "Escape" && document.activeElement === box) { box.value = ""; apply(); }
+  });
   apply();
 })();
