@@ -253,6 +253,8 @@ class Planner:
             if fmt:
                 if fmt == "B" and targets == ["n"]:
                     ops.append(Op("len8"))
+                elif fmt == "B":
+                    ops.append(Op("octet", local=targets[0]))
                 else:
                     ops.append(Op("unpack", struct=self.structs.unpack(fmt), targets=targets,
                                   size=sum(SIZE[c] for c in fmt)))
