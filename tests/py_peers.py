@@ -328,7 +328,9 @@ def pika_defaults(pm: PeerMethod) -> dict[str, Any]:
 
 
 def pamqp_defaults(pm: PeerMethod) -> dict[str, Any]:
-    obj = pm.cls()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pamqp warns on methods 0-9-1 deprecates
+        obj = pm.cls()
     return {p: getattr(obj, p) for p in pm.params}
 
 

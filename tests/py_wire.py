@@ -144,13 +144,17 @@ def open_connection(codec: ModuleType, host: str, port: int, user: str, password
 
 
 def close_connection(w: Wire) -> None:
-    """connection.close / close-ok, then the broker closes the socket."""
+    """connection.close / close-ok; then we shut our side and the broker must end the stream
+    without sending anything more."""
     w.call(0, w.m("connection.close", reply_code=200, reply_text="done", class_id=0, method_id=0))
-    w.sock.settimeout(w.timeout)
+    w.sock.shutdown(socket.SHUT_WR)
     try:
         rest = w.sock.recv(1)
-    except OSError:
-        rest = b""
-    w.close()
+    except socket.timeout as e:
+        raise BrokerError("broker kept the socket open after connection.close-ok") from e
+    except ConnectionResetError:
+        rest = b""  # RabbitMQ may end the stream with a reset once both sides are done
+    finally:
+        w.close()
     if rest:
         raise BrokerError(f"data after connection.close-ok: {rest!r}")
