@@ -375,12 +375,8 @@ def _anchor(pattern: str) -> str:
 
 
 # -- test values (the conformance tests option) --------------------------------------------------
-SHORTSTR_MAX = "é" * 127 + "x"  # 255 UTF-8 octets, multi-byte
-TABLE_SAMPLE = (
-    '{"text": "zürich", "int": -5, "big": 2**40, "yes": True, "no": False, "real": 1.5, '
-    '"dec": Decimal("3.14"), "none": None, "raw": b"\\x00\\xff", "list": [1, "two", [3]], '
-    '"nested": {"deep": {"deeper": 1}}, "when": datetime(2020, 1, 1, tzinfo=timezone.utc)}'
-)
+#: module-level names the generated tests define for the largest values of the variable-size types
+MAX_VALUE = {"shortstr": "SHORTSTR_MAX", "longstr": "LONGSTR_MAX", "table": "TABLE_SAMPLE"}
 
 
 def sample(wire: str, case: str) -> str:
@@ -388,36 +384,29 @@ def sample(wire: str, case: str) -> str:
         return "True" if case == "max" else "False"
     if wire in INT_MAX:
         return str(INT_MAX[wire]) if case == "max" else "0"
-    if wire == "shortstr":
-        return repr(SHORTSTR_MAX) if case == "max" else '""'
-    if wire == "longstr":
-        return 'bytes(range(256)) * 300' if case == "max" else 'b""'
-    if wire == "table":
-        return TABLE_SAMPLE if case == "max" else "{}"
-    raise ValueError(wire)
+    return MAX_VALUE[wire] if case == "max" else DEFAULT[wire]
 
 
-def method_cases(pm: PyMethod) -> list[tuple[str, str]]:
-    """(case name, constructor keyword arguments) for the round-trip tests."""
-    cases = [("empty", ""), ("max", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields))]
-    bits = [f for f in pm.fields if f.wire == "bit"]
-    others = [f for f in pm.fields if f.wire != "bit"]
-    mid = ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in others)
-    for b in bits:
-        cases.append((f"only_{b.ident}", ", ".join(x for x in (mid, f"{b.ident}=True") if x)))
-        clear = ", ".join(f"{x.ident}={'False' if x is b else 'True'}" for x in bits)
-        cases.append((f"all_but_{b.ident}", ", ".join(x for x in (mid, clear) if x)))
+def method_cases(pm: PyMethod) -> list[str]:
+    """Constructor keyword arguments for the round-trip tests: defaults, every field at its
+    largest, and for each bit field the bit alone and every other bit."""
     if not pm.fields:
-        cases = cases[:1]
-    return cases
+        return [""]
+    cases = ["", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields)]
+    bits = [f for f in pm.fields if f.wire == "bit"]
+    others = [f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields if f.wire != "bit"]
+    for b in bits:
+        cases.append(", ".join([*others, f"{b.ident}=True"]))
+        cases.append(", ".join([*others, *(f"{x.ident}={x is not b}" for x in bits)]))
+    return list(dict.fromkeys(cases))
 
 
-def properties_cases(pp: PyProperties) -> list[tuple[str, str]]:
-    cases = [("absent", ""), ("present", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields))]
-    for f in pp.fields:
-        cases.append((f"only_{f.ident}", f"{f.ident}={sample(f.wire, 'max')}"))
+def properties_cases(pp: PyProperties) -> list[str]:
+    """No property, every property, each property alone."""
     if not pp.fields:
-        cases = cases[:1]
+        return [""]
+    cases = ["", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields)]
+    cases.extend(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields)
     return cases
 
 
@@ -474,6 +463,11 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         {
             "rule": r,
             "test": "test_" + test_ident(r.id),
+            "doc": docstring(
+                (r.scenario or "") + f"\n\nRule {r.id} ({r.level or 'no level'}"
+                + (f", on failure {r.on_failure} {r.on_failure_code}" if r.on_failure else "")
+                + "):\n\n" + r.doc
+            ),
         }
         for r in spec.all_rules()
     ]
@@ -502,6 +496,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "scenarios": [r for r in rules if r["rule"].scenario],
             "method_cases": {pm.cls: method_cases(pm) for pm in methods},
             "properties_cases": {pp.cls: properties_cases(pp) for pp in props},
+            "test_wires": sorted({f.wire for pm in methods for f in pm.fields} | {f.wire for pp in props for f in pp.fields}),
             "tests": options.get("tests", "0") not in ("0", "", "no", "false"),
         },
     }
