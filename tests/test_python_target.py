@@ -1,0 +1,295 @@
+"""The Python target across every supported spec: the bundled 0-9, ../shared/specs' 0-9-1 and
+0-9-1 extended, and every 0-8 / 0-9 / 0-9-1 file of Debian's amqp-specs.
+
+Each rendering (with the conformance tests option) must import, pass `mypy --strict` and
+`ruff check` (ruff's default rules, run isolated from any project config), and its generated
+tests must pass under pytest in a subprocess. Rendering is deterministic. The protocol header of
+each family is checked against independent peers: pika and pamqp for 0-9-1, and the RabbitMQ
+broker on 127.0.0.1:5672 for all three families (it accepts AMQP 1 1 8 0 as 0-8 and
+AMQP 1 1 0 9 as 0-9, and answers anything else with its own header).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pamqp.constants
+import pamqp.header
+import pika.frame
+import pytest
+
+from amqgen import __version__
+from amqgen.lower import load_spec
+from amqgen.model import Spec
+from amqgen.specs import DEBIAN_SPECS, debian_root
+from pytarget import ROOT, SPEC_091, SPEC_091_EXT
+
+VENV_BIN = Path(sys.executable).parent
+BROKER = ("127.0.0.1", 5672)
+
+
+@dataclass(frozen=True)
+class Case:
+    key: str  # test id
+    spec_arg: str | None  # what --spec gets (None: the bundled default)
+    path: Path  # the file, for loading the model independently of the render
+    package: str
+
+
+def _cases() -> list[Case]:
+    out = [
+        Case("bundled-0-9", None, ROOT / "spec" / "amqp0-9.xml", "gen_bundled_0_9"),
+        Case("shared-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), "gen_shared_0_9_1x"),
+        Case("shared-0-9-1", SPEC_091, Path(SPEC_091), "gen_shared_0_9_1"),
+    ]
+    for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
+        out.append(
+            Case(f"debian-{name}", f"amqp-specs:{name}", debian_root() / DEBIAN_SPECS[name],
+                 "gen_debian_" + name.replace("-", "_"))
+        )
+    return out
+
+
+CASES = _cases()
+IDS = [c.key for c in CASES]
+
+
+def render(spec_arg: str | None, package: str, out: Path, *, tests: bool = True) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--out", str(out), "--package", package]
+    if spec_arg is not None:
+        cmd += ["--spec", spec_arg]
+    if tests:
+        cmd += ["--option", "tests=1"]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every case rendered once with tests=1 (two renders at a time: black dominates)."""
+    root = tmp_path_factory.mktemp("python-target")
+    missing = [c.path for c in CASES if not c.path.is_file()]
+    assert not missing, f"spec files missing (Debian package amqp-specs?): {missing}"
+
+    def one(case: Case) -> tuple[str, Path]:
+        out = root / case.key
+        proc = render(case.spec_arg, case.package, out)
+        assert proc.returncode == 0, f"{case.key}: render failed: {proc.stderr}"
+        return case.key, out
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, CASES))
+
+
+@pytest.fixture(scope="module")
+def imported(rendered: dict[str, Path]) -> Iterator[dict[str, ModuleType]]:
+    mods: dict[str, ModuleType] = {}
+    added = []
+    for case in CASES:
+        out = str(rendered[case.key])
+        sys.path.insert(0, out)
+        added.append(out)
+        pkg = importlib.import_module(case.package)
+        for sub in ("constants", "exceptions", "table", "methods", "properties", "frames", "checks", "rules"):
+            importlib.import_module(f"{case.package}.{sub}")
+        mods[case.key] = pkg
+    yield mods
+    for out in added:
+        sys.path.remove(out)
+
+
+# -- every rendering imports and describes its spec ------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_output_imports_and_matches_its_spec(imported: dict[str, ModuleType], case: Case) -> None:
+    pkg = imported[case.key]
+    spec: Spec = load_spec(case.path)
+    assert pkg.SPEC_NAME == case.path.name
+    assert pkg.SPEC_SHA256 == hashlib.sha256(case.path.read_bytes()).hexdigest()
+    assert pkg.AMQGEN_VERSION == __version__
+    assert set(pkg.methods.METHODS) == {m.id for m in spec.methods}
+    for m in spec.methods:
+        cls = pkg.methods.METHODS[m.id]
+        assert (cls.CLASS_ID, cls.METHOD_ID, cls.NAME) == (m.class_index, m.index, m.full_name)
+        assert (cls.SYNCHRONOUS, cls.HAS_CONTENT, cls.DIRECTION) == (m.synchronous, m.content, m.direction)
+        assert [r.NAME for r in cls.RESPONSES] == list(m.responses)
+        assert len(cls.FIELDS) == len(m.fields)
+    assert set(pkg.properties.PROPERTIES) == {c.index for c in spec.content_classes}
+    for c in spec.content_classes:
+        assert len(pkg.properties.PROPERTIES[c.index].FIELDS) == len(c.properties)
+    codes = {c.value: c.error_class for c in spec.reply_codes}
+    assert {int(r) for r in pkg.constants.ReplyCode} == set(codes)
+    for r in pkg.constants.ReplyCode:
+        assert r.error_class == codes[int(r)]
+        if codes[int(r)] is not None:
+            exc = pkg.exceptions.EXCEPTION_BY_CODE[int(r)]
+            assert exc.reply_code == int(r)
+            branch = pkg.exceptions.SoftError if codes[int(r)] == "soft" else pkg.exceptions.HardError
+            assert issubclass(exc, branch)
+    assert len(pkg.rules.RULES) == len(spec.all_rules())
+    assert pkg.constants.PORT == spec.port
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_every_file_names_its_generator_and_spec(rendered: dict[str, Path], case: Case) -> None:
+    digest = hashlib.sha256(case.path.read_bytes()).hexdigest()
+    files = sorted(p for p in (rendered[case.key] / case.package).rglob("*.py"))
+    assert len(files) >= 13  # 9 modules + 4 under tests/
+    for f in files:
+        first = f.read_text(encoding="utf-8").splitlines()[0]
+        assert f"amqgen {__version__}" in first and case.path.name in first and digest in first, f
+
+
+# -- static checks, once over all renderings ---------------------------------------------------------
+def test_mypy_strict_on_every_rendering(rendered: dict[str, Path], tmp_path: Path) -> None:
+    env_path = ":".join(str(rendered[c.key]) for c in CASES)
+    cmd = [str(VENV_BIN / "mypy"), "--strict", "--cache-dir", str(tmp_path / "mypy-cache"), "--no-color-output"]
+    for c in CASES:
+        cmd += ["-p", c.package]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={"MYPYPATH": env_path, "PATH": str(VENV_BIN)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # 9 modules and 4 test files per rendering were checked, not an empty set
+    found = re.search(r"Success: no issues found in (\d+) source files", proc.stdout)
+    assert found and int(found.group(1)) == 13 * len(CASES), proc.stdout
+
+
+def test_ruff_check_on_every_rendering(rendered: dict[str, Path]) -> None:
+    dirs = [str(rendered[c.key] / c.package) for c in CASES]
+    proc = subprocess.run([str(VENV_BIN / "ruff"), "check", "--isolated", "--no-cache", *dirs],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "All checks passed" in proc.stdout
+
+
+def test_black_leaves_every_rendering_unchanged(rendered: dict[str, Path]) -> None:
+    dirs = [str(rendered[c.key] / c.package) for c in CASES]
+    proc = subprocess.run([str(VENV_BIN / "black"), "--check", "--quiet", "--line-length", "100", *dirs],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# -- the generated conformance tests -----------------------------------------------------------------
+def test_generated_tests_pass(rendered: dict[str, Path], tmp_path: Path) -> None:
+    """One pytest run over every rendering's tests/: every round trip passes, every rule scenario
+    skeleton is collected and skipped (it needs a live peer)."""
+    targets = [str(rendered[c.key] / c.package / "tests") for c in CASES]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "-rN", *targets],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
+    want_passed = want_skipped = 0
+    for c in CASES:
+        spec = load_spec(c.path)
+        want_passed += len(spec.methods) + len(spec.content_classes)
+        want_skipped += sum(1 for r in spec.all_rules() if r.scenario)
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert re.search(rf"\b{want_passed} passed\b", summary), summary
+    if want_skipped:
+        assert re.search(rf"\b{want_skipped} skipped\b", summary), summary
+    assert "failed" not in summary and "error" not in summary
+
+
+# -- determinism -----------------------------------------------------------------------------------
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_rendering_is_deterministic(tmp_path: Path) -> None:
+    """The default spec rendered twice (fresh processes, so no shared state): identical bytes;
+    --check then finds nothing to do. Without tests=1 there is no tests/ package."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    for out in (first, second):
+        proc = render(None, "amqp_codec", out, tests=False)
+        assert proc.returncode == 0, proc.stderr
+    a, b = _tree(first), _tree(second)
+    assert a == b
+    assert "amqp_codec/methods.py" in a and not any("/tests/" in k for k in a)
+    check = subprocess.run(
+        [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--out", str(first), "--check"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_extended_rendering_matches_the_shared_fixture(rendered: dict[str, Path], amqp091: ModuleType) -> None:
+    """The conftest fixture (no tests option, another package name) has the same modules."""
+    ours = rendered["shared-0-9-1-extended"] / "gen_shared_0_9_1x"
+    fixture = Path(amqp091.__file__).parent
+    for name in ("methods.py", "properties.py", "table.py", "frames.py"):
+        a = (ours / name).read_text(encoding="utf-8").replace("gen_shared_0_9_1x", "PKG")
+        b = (fixture / name).read_text(encoding="utf-8").replace(amqp091.__name__, "PKG")
+        assert a == b, name
+
+
+# -- protocol headers against independent peers ----------------------------------------------------
+FAMILY_CASE = {"0-8": "debian-0-8", "0-9": "bundled-0-9", "0-9-1": "shared-0-9-1-extended"}
+
+
+def test_0_9_1_header_matches_pika_and_pamqp(imported: dict[str, ModuleType]) -> None:
+    for key in ("shared-0-9-1", "shared-0-9-1-extended", "debian-0-9-1", "debian-0-9-1-qpid", "debian-0-9-1-rabbit"):
+        header = imported[key].constants.PROTOCOL_HEADER
+        assert header == pika.frame.ProtocolHeader().marshal(), key
+        assert header == pamqp.header.ProtocolHeader().marshal(), key
+        assert header[4:] == bytes((0, pamqp.constants.VERSION[0], pamqp.constants.VERSION[1], pamqp.constants.VERSION[2]))
+
+
+def test_every_family_shares_its_header(imported: dict[str, ModuleType]) -> None:
+    by_family: dict[str, set[bytes]] = {}
+    for c in CASES:
+        consts = imported[c.key].constants
+        by_family.setdefault(consts.FAMILY, set()).add(consts.PROTOCOL_HEADER)
+    assert set(by_family) == {"0-8", "0-9", "0-9-1"}
+    assert all(len(v) == 1 for v in by_family.values()), by_family
+
+
+def _broker_reply(header: bytes) -> bytes:
+    """Send a protocol header to the broker; return what it sends back (up to the first frame)."""
+    with socket.create_connection(BROKER, timeout=10) as s:
+        s.sendall(header)
+        data = b""
+        while len(data) < 8:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+
+@pytest.mark.parametrize("family", ["0-8", "0-9", "0-9-1"])
+def test_broker_accepts_each_familys_header(imported: dict[str, ModuleType], family: str) -> None:
+    """RabbitMQ answers a header it supports with connection.start (read here with the codec of
+    that family) and any other with its own header; ours must get connection.start."""
+    pkg = imported[FAMILY_CASE[family]]
+    reader = pkg.frames.FrameReader()
+    frames: list[object] = []
+    with socket.create_connection(BROKER, timeout=10) as s:
+        s.sendall(pkg.constants.PROTOCOL_HEADER)
+        while not frames:
+            chunk = s.recv(65536)
+            assert chunk, f"broker closed the connection after our {family} header"
+            frames.extend(reader.feed(chunk))
+    start = frames[0]
+    assert isinstance(start, pkg.frames.MethodFrame), start
+    assert isinstance(start.method, pkg.methods.METHODS[(10, 10)])
+    # The broker states the version it took our header for: 8-0 for 0-8, 0-9 for 0-9 and 0-9-1.
+    expected = (8, 0) if family == "0-8" else (0, 9)
+    assert (start.method.version_major, start.method.version_minor) == expected
+    assert b"PLAIN" in start.method.mechanisms.split()
+
+
+def test_broker_refuses_a_wrong_header(imported: dict[str, ModuleType]) -> None:
+    """The negative control for the test above: an unsupported version gets the broker's own
+    header back, which the frame reader returns as a ProtocolHeaderFrame."""
+    pkg = imported["shared-0-9-1-extended"]
+    reply = _broker_reply(b"AMQP\x01\x01\x09\x09")
+    frames = pkg.frames.FrameReader().feed(reply)
+    assert frames == [pkg.frames.ProtocolHeaderFrame(pkg.constants.PROTOCOL_HEADER)]
