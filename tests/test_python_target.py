@@ -27,12 +27,12 @@ import pamqp.constants
 import pamqp.header
 import pika.frame
 import pytest
+from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
 from amqgen import __version__
 from amqgen.lower import load_spec
 from amqgen.model import Spec
 from amqgen.specs import DEBIAN_SPECS, debian_root
-from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
 VENV_BIN = Path(sys.executable).parent
 BROKER = ("127.0.0.1", 5672)
@@ -70,7 +70,7 @@ def render(spec_arg: str | None, package: str, out: Path, *, tests: bool = True)
         cmd += ["--spec", spec_arg]
     if tests:
         cmd += ["--option", "tests=1"]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +154,7 @@ def test_mypy_strict_on_every_rendering(rendered: dict[str, Path], tmp_path: Pat
     cmd = [str(VENV_BIN / "mypy"), "--strict", "--cache-dir", str(tmp_path / "mypy-cache"), "--no-color-output"]
     for c in CASES:
         cmd += ["-p", c.package]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={"MYPYPATH": env_path, "PATH": str(VENV_BIN)})
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env={"MYPYPATH": env_path, "PATH": str(VENV_BIN)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # 9 modules and 4 test files per rendering were checked, not an empty set
     found = re.search(r"Success: no issues found in (\d+) source files", proc.stdout)
@@ -164,7 +164,7 @@ def test_mypy_strict_on_every_rendering(rendered: dict[str, Path], tmp_path: Pat
 def test_ruff_check_on_every_rendering(rendered: dict[str, Path]) -> None:
     dirs = [str(rendered[c.key] / c.package) for c in CASES]
     proc = subprocess.run([str(VENV_BIN / "ruff"), "check", "--isolated", "--no-cache", *dirs],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "All checks passed" in proc.stdout
 
@@ -172,7 +172,7 @@ def test_ruff_check_on_every_rendering(rendered: dict[str, Path]) -> None:
 def test_black_leaves_every_rendering_unchanged(rendered: dict[str, Path]) -> None:
     dirs = [str(rendered[c.key] / c.package) for c in CASES]
     proc = subprocess.run([str(VENV_BIN / "black"), "--check", "--quiet", "--line-length", "100", *dirs],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -183,7 +183,7 @@ def test_generated_tests_pass(rendered: dict[str, Path], tmp_path: Path) -> None
     targets = [str(rendered[c.key] / c.package / "tests") for c in CASES]
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers", "-rN", *targets],
-        capture_output=True, text=True, cwd=tmp_path,
+        check=False, capture_output=True, text=True, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     want_passed = want_skipped = 0
@@ -215,7 +215,7 @@ def test_rendering_is_deterministic(tmp_path: Path) -> None:
     assert "amqp_codec/methods.py" in a and not any("/tests/" in k for k in a)
     check = subprocess.run(
         [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--out", str(first), "--check"],
-        capture_output=True, text=True, cwd=ROOT,
+        check=False, capture_output=True, text=True, cwd=ROOT,
     )
     assert check.returncode == 0, check.stdout + check.stderr
 
@@ -223,7 +223,7 @@ def test_rendering_is_deterministic(tmp_path: Path) -> None:
 def test_extended_rendering_matches_the_shared_fixture(rendered: dict[str, Path], amqp091: ModuleType) -> None:
     """The conftest fixture (no tests option, another package name) has the same modules."""
     ours = rendered["shared-0-9-1-extended"] / "gen_shared_0_9_1x"
-    fixture = Path(amqp091.__file__).parent
+    fixture = Path(str(amqp091.__file__)).parent
     for name in ("methods.py", "properties.py", "table.py", "frames.py"):
         a = (ours / name).read_text(encoding="utf-8").replace("gen_shared_0_9_1x", "PKG")
         b = (fixture / name).read_text(encoding="utf-8").replace(amqp091.__name__, "PKG")
@@ -293,3 +293,122 @@ def test_broker_refuses_a_wrong_header(imported: dict[str, ModuleType]) -> None:
     reply = _broker_reply(b"AMQP\x01\x01\x09\x09")
     frames = pkg.frames.FrameReader().feed(reply)
     assert frames == [pkg.frames.ProtocolHeaderFrame(pkg.constants.PROTOCOL_HEADER)]
+
+
+# -- checks: the spec's asserts and the policies for the known-bad ones ------------------------------
+def _raises_reply(pkg: ModuleType, code: int, ids: tuple[int, int], fn: object, *args: object, **kw: object) -> None:
+    with pytest.raises(pkg.exceptions.ReplyError) as info:
+        fn(*args, **kw)  # type: ignore[operator]
+    assert info.value.reply_code == code and (info.value.class_id, info.value.method_id) == ids
+
+
+def test_checks_virtual_host_policies(imported: dict[str, ModuleType]) -> None:
+    """0-9's virtual-host: notnull, path syntax, 127 octets, and the broken regexp ^[a-zA-Z0-9/-_]+$
+    whose range /-_ takes '@' and refuses '-'."""
+    pkg = imported["bundled-0-9"]
+    validate, ConnectionOpen = pkg.checks.validate, pkg.methods.ConnectionOpen
+    syntax_error = pkg.exceptions.EXCEPTION_BY_CODE[502]
+    assert syntax_error.__name__ == "SyntaxError_"
+    for policy in pkg.checks.POLICIES:
+        validate(ConnectionOpen(virtual_host="/"), policy=policy)
+        _raises_reply(pkg, 502, (10, 40), validate, ConnectionOpen(virtual_host=""), policy=policy)
+    # "-": refused by the regexp as written, allowed as its authors meant it, not checked for RabbitMQ
+    _raises_reply(pkg, 502, (10, 40), validate, ConnectionOpen(virtual_host="/a-b"), policy="spec")
+    validate(ConnectionOpen(virtual_host="/a-b"), policy="portable")
+    validate(ConnectionOpen(virtual_host="/a-b"), policy="rabbitmq")
+    # "@": the broken range admits it, but the path syntax does not; RabbitMQ takes any name
+    for policy in ("spec", "portable"):
+        _raises_reply(pkg, 502, (10, 40), validate, ConnectionOpen(virtual_host="/a@b"), policy=policy)
+    validate(ConnectionOpen(virtual_host="a@b"), policy="rabbitmq")
+    # 127-octet limit (counted in UTF-8 octets): spec and portable keep it, rabbitmq allows 255
+    long_host = "/" + "é" * 64  # 129 octets, 65 characters
+    _raises_reply(pkg, 502, (10, 40), validate, ConnectionOpen(virtual_host=long_host), policy="portable")
+    validate(ConnectionOpen(virtual_host=long_host), policy="rabbitmq")
+    with pytest.raises(ValueError):
+        validate(ConnectionOpen(virtual_host="/"), policy="lenient")
+
+
+def test_checks_other_kinds(imported: dict[str, ModuleType]) -> None:
+    pkg09, pkg08 = imported["bundled-0-9"], imported["debian-0-8"]
+    m09, validate = pkg09.methods, pkg09.checks.validate
+    # null: channel.open out-of-band must be empty
+    _raises_reply(pkg09, 502, (20, 10), validate, m09.ChannelOpen(out_of_band="x"))
+    validate(m09.ChannelOpen())
+    # ne: access tickets must not be 0 as written; RabbitMQ ignores tickets
+    _raises_reply(pkg09, 502, (60, 40), validate, m09.BasicPublish(ticket=0), policy="spec")
+    validate(m09.BasicPublish(ticket=0))
+    # le: against the negotiated value; 0 or absent means no limit
+    tune_ok = m09.ConnectionTuneOk(channel_max=3000, frame_max=131072)
+    _raises_reply(pkg09, 502, (10, 31), validate, tune_ok, negotiated={"connection.tune.channel-max": 2047})
+    validate(tune_ok, negotiated={"connection.tune.channel-max": 0})
+    validate(tune_ok)
+    # enum (0-8 test.integer operation: add, min, max)
+    validate(pkg08.methods.TestInteger(operation=2))
+    _raises_reply(pkg08, 502, (120, 10), pkg08.checks.validate, pkg08.methods.TestInteger(operation=3))
+    # a method without asserts always passes
+    assert m09.BasicAck not in pkg09.checks.CHECKED_METHODS
+    validate(m09.BasicAck())
+
+
+def test_checks_on_encode_and_decode(imported: dict[str, ModuleType]) -> None:
+    pkg = imported["shared-0-9-1-extended"]
+    bad = pkg.methods.ExchangeDeclare(exchange="")  # notnull in 0-9-1
+    with pytest.raises(pkg.exceptions.ReplyError):
+        pkg.frames.FrameReader(validate=True).feed(bad.encode_frame(1))
+    with pytest.raises(pkg.exceptions.ReplyError):
+        pkg.frames.encode_message(1, pkg.methods.BasicPublish(exchange="a" * 300), None, b"", validate=True)
+    assert len(pkg.frames.FrameReader().feed(bad.encode_frame(1))) == 1  # off by default
+    ok = pkg.frames.encode_message(1, pkg.methods.BasicPublish(exchange="x"), None, b"b", validate=True)
+    assert len(pkg.frames.FrameReader(validate=True).feed(ok)) == 3
+
+
+# -- rules ------------------------------------------------------------------------------------------
+def test_rules_registry_and_coverage(imported: dict[str, ModuleType]) -> None:
+    pkg = imported["bundled-0-9"]
+    rules = pkg.rules
+    spec = load_spec(ROOT / "spec" / "amqp0-9.xml")
+    assert len(rules.RULES) == 199 == len(spec.all_rules())
+    by_id = {r.id: r for r in spec.all_rules()}
+    for r in rules.RULES:
+        m = by_id[r.id]
+        assert (r.level, r.on_failure, r.reply_code, r.doc, r.scenario) == (
+            m.level, m.on_failure, m.on_failure_code, m.doc, m.scenario)
+    with_code = [r for r in rules.RULES if r.reply_code is not None]
+    assert with_code and all(r.reply_code in pkg.exceptions.EXCEPTION_BY_CODE or r.reply_code == 200
+                             for r in with_code)
+    registry = rules.RuleRegistry()
+    first, second = rules.RULES[0].id, rules.RULES[5].id
+
+    @registry.register(first)
+    def check_first() -> None:
+        """An implementation's check."""
+
+    registry.add(second, check_first)
+    with pytest.raises(KeyError):
+        registry.add("no.such.rule", check_first)
+    cov = registry.coverage()
+    assert [r.id for r in cov.covered] == [first, second] and len(cov.missing) == 197
+    report = cov.report()
+    assert report.splitlines()[0] == "2 of 199 rules have checks"
+    assert f"[x] {first}" in report and f"[ ] {rules.RULES[1].id}" in report
+    assert registry.checks_for(first) == (check_first,)
+
+
+# -- table dialects -----------------------------------------------------------------------------------
+def test_table_dialects(imported: dict[str, ModuleType]) -> None:
+    table = imported["shared-0-9-1"].table
+    # 's' and 'l' differ: RabbitMQ (errata) reads int16 / int64, Qpid (spec grammar) shortstr / uint64.
+    entries = b"\x01as\xff\xfe" + b"\x01bl" + b"\xff" * 8
+    raw = len(entries).to_bytes(4, "big") + entries
+    assert table.decode_table(raw)[0] == {"a": -2, "b": -1}
+    entries_q = b"\x01as\x02hi" + b"\x01bl" + b"\xff" * 8
+    raw_q = len(entries_q).to_bytes(4, "big") + entries_q
+    assert table.decode_table(raw_q, dialect="qpid")[0] == {"a": "hi", "b": 2**64 - 1}
+    # Encoding a 64-bit int: 'l' for RabbitMQ, 'L' for Qpid.
+    assert table.encode_table({"n": 2**40})[6] == ord("l")
+    assert table.encode_table({"n": 2**40}, dialect="qpid")[6] == ord("L")
+    # Typed forces a code; floats are 'd' unless asked otherwise.
+    assert table.encode_table({"f": table.Typed("f", 1.5)})[6:] == b"f" + bytes.fromhex("3fc00000")
+    assert table.encode_table({"f": 1.5})[6] == ord("d")
+    with pytest.raises(ValueError):
+        table.decode_table(raw, dialect="amqp-1.0")
