@@ -99,9 +99,12 @@ def feed_all(amqp091: ModuleType, data: bytes, step: int = 0, max_frame_size: in
 
 # -- the error hierarchy ------------------------------------------------------------------------------
 def test_error_classes_are_decode_errors(amqp091: ModuleType) -> None:
+    """The concrete errors templates/python/README.md documents all sit under DecodeError."""
     exc = amqp091.exceptions
     assert issubclass(exc.DecodeError, exc.AMQPError) and issubclass(exc.DecodeError, ValueError)
-    for name in ("FrameError", "UnknownMethodError", "TableError"):
+    for name in ("FrameError", "UnknownMethodError", "TableError", "TableDepthError", "TruncatedError",
+                 "InvalidUTF8Error", "UnknownClassError", "PropertyFlagsError", "FrameEndError", "FrameSizeError",
+                 "FrameTypeError", "TrailingDataError"):
         assert issubclass(getattr(exc, name), exc.DecodeError), name
 
 
@@ -124,10 +127,10 @@ def test_truncated_frame_waits_then_completes(amqp091: ModuleType) -> None:
 @pytest.mark.parametrize("end", [b"\x00", b"\xcd", b"\xff", b"A"])
 def test_wrong_frame_end(amqp091: ModuleType, end: bytes) -> None:
     bad = PUBLISH_FRAME[:-1] + end
-    with pytest.raises(amqp091.exceptions.FrameError):
+    with pytest.raises(amqp091.exceptions.FrameEndError):
         feed_all(amqp091, bad)
     # Also when the bad frame follows a good one in the same chunk.
-    with pytest.raises(amqp091.exceptions.FrameError):
+    with pytest.raises(amqp091.exceptions.FrameEndError):
         feed_all(amqp091, HEADER_FRAME + bad)
 
 
@@ -135,18 +138,18 @@ def test_frame_size_over_the_limit_fails_at_the_header(amqp091: ModuleType) -> N
     """The size check happens on the 7-octet header: no waiting for (or buffering) the payload."""
     for size in (4097, 2**31, 2**32 - 1):
         reader = amqp091.frames.FrameReader(max_frame_size=4096)
-        with pytest.raises(amqp091.exceptions.FrameError):
+        with pytest.raises(amqp091.exceptions.FrameSizeError):
             reader.feed(struct.pack(">BHI", 3, 1, size))
     # A body frame one octet over frame_max (frame_max counts header and frame-end).
     over = frame(3, 1, b"x" * (4096 - 8 + 1))
-    with pytest.raises(amqp091.exceptions.FrameError):
+    with pytest.raises(amqp091.exceptions.FrameSizeError):
         feed_all(amqp091, over, max_frame_size=4096)
     assert len(feed_all(amqp091, frame(3, 1, b"x" * (4096 - 8)), max_frame_size=4096)) == 1
 
 
 @pytest.mark.parametrize("ftype", [0, 4, 5, 9, 255])
 def test_unknown_frame_type(amqp091: ModuleType, ftype: int) -> None:
-    with pytest.raises(amqp091.exceptions.FrameError):
+    with pytest.raises(amqp091.exceptions.FrameTypeError):
         feed_all(amqp091, frame(ftype, 1, b"abc"))
 
 
@@ -167,7 +170,7 @@ def test_header_frame_malformed(amqp091: ModuleType) -> None:
             feed_all(amqp091, frame(2, 1, good[:cut]))
     # Content header for a class that has no content (connection) or does not exist.
     for cid in (10, 61, 999):
-        with pytest.raises(exc.DecodeError):
+        with pytest.raises(exc.UnknownClassError):
             feed_all(amqp091, frame(2, 1, struct.pack(">HHQ", cid, 0, 1) + b"\x00\x00"))
 
 
@@ -199,17 +202,25 @@ def test_every_method_truncated_anywhere(amqp091: ModuleType) -> None:
     assert checked >= 40
 
 
+def test_trailing_octets_after_the_arguments(amqp091: ModuleType) -> None:
+    """Octets after the last argument mean the peer and we disagree on the layout: rejected."""
+    with pytest.raises(amqp091.exceptions.TrailingDataError):
+        amqp091.methods.decode_method(method_payload(60, 40, PUBLISH_ARGS + b"\x00"))
+    with pytest.raises(amqp091.exceptions.TrailingDataError):
+        amqp091.properties.BasicProperties.decode(PROPS_BYTES + b"\x00")
+
+
 def test_shortstr_length_past_the_end(amqp091: ModuleType) -> None:
     # basic.publish: reserved short, exchange shortstr claiming 200 octets with 3 present.
     args = struct.pack(">HB", 0, 200) + b"abc"
-    with pytest.raises(amqp091.exceptions.DecodeError):
+    with pytest.raises(amqp091.exceptions.TruncatedError):
         amqp091.methods.decode_method(method_payload(60, 40, args))
 
 
 def test_longstr_length_past_the_end(amqp091: ModuleType) -> None:
     # connection.secure: challenge longstr claims 2**32-1 octets.
     args = struct.pack(">I", 2**32 - 1) + b"short"
-    with pytest.raises(amqp091.exceptions.DecodeError):
+    with pytest.raises(amqp091.exceptions.TruncatedError):
         amqp091.methods.decode_method(method_payload(10, 20, args))
 
 
@@ -219,9 +230,9 @@ def test_invalid_utf8_in_shortstr(amqp091: ModuleType, field: str) -> None:
     ex = bad if field == "exchange" else b"ok"
     rk = bad if field == "routing_key" else b"ok"
     args = struct.pack(">H", 0) + bytes([len(ex)]) + ex + bytes([len(rk)]) + rk + b"\x00"
-    with pytest.raises(amqp091.exceptions.DecodeError):
+    with pytest.raises(amqp091.exceptions.InvalidUTF8Error):
         amqp091.methods.decode_method(method_payload(60, 40, args))
-    with pytest.raises(amqp091.exceptions.DecodeError):
+    with pytest.raises(amqp091.exceptions.InvalidUTF8Error):
         feed_all(amqp091, frame(1, 1, method_payload(60, 40, args)))
 
 
@@ -229,10 +240,10 @@ def test_invalid_utf8_in_property_and_table_key(amqp091: ModuleType) -> None:
     exc = amqp091.exceptions
     # content-type present (flag bit 15) with invalid UTF-8
     props = struct.pack(">H", 1 << 15) + b"\x02\xc3\x28"
-    with pytest.raises(exc.DecodeError):
+    with pytest.raises(exc.InvalidUTF8Error):
         amqp091.properties.BasicProperties.decode(props)
     entry = b"\x02\xc3\x28" + b"t\x01"
-    with pytest.raises(exc.DecodeError):
+    with pytest.raises(exc.TableError):  # every malformed table raises TableError (README)
         amqp091.table.decode_table(struct.pack(">I", len(entry)) + entry)
 
 
@@ -247,7 +258,7 @@ def test_properties_malformed(amqp091: ModuleType) -> None:
     with pytest.raises(exc.DecodeError):
         cls.decode(b"\x00\x01" * 1000)
     # Flag bit 1 names a property basic does not have (14 properties use bits 15..2).
-    with pytest.raises(exc.DecodeError):
+    with pytest.raises(exc.PropertyFlagsError):
         cls.decode(struct.pack(">H", 0b10))
 
 
@@ -322,7 +333,7 @@ def test_deep_nesting(amqp091: ModuleType, kind: str) -> None:
             value = b"A" + _t(value) if value else b"A" + _t(b"")
     data = _t(b"\x01r" + value)
     with guard():
-        with pytest.raises(amqp091.exceptions.TableError):
+        with pytest.raises(amqp091.exceptions.TableDepthError):
             amqp091.table.decode_table(data)
     # A modest depth still decodes (the limit is a guard, not a ban on nesting).
     shallow = b"F" + _t(b"")

@@ -316,6 +316,8 @@ RAW_VALUES: list[tuple[str, bytes, Any]] = [
     ("x", struct.pack(">I", 3) + b"\x00\xff\x10", b"\x00\xff\x10"),
     ("T", struct.pack(">Q", 1700000000), dt.datetime.fromtimestamp(1700000000, UTC)),
     ("V", b"", None),
+    ("U", struct.pack(">h", -2), -2),  # Qpid's signed 16-bit; RabbitMQ reads it too
+    ("L", struct.pack(">q", -(2**62)), -(2**62)),  # Qpid's signed 64-bit
     ("A", struct.pack(">I", 5) + b"b\x05t\x01V", [5, True, None]),
     ("F", struct.pack(">I", 4) + b"\x01zt\x01", {"z": True}),
 ]
@@ -326,8 +328,8 @@ def _table(entry: bytes) -> bytes:
 
 
 # Codes each peer's decoder knows (pika/data.py decode_value, pamqp/decode.py TABLE_MAPPING).
-PIKA_DECODES = set("tbBsuIilfdDSxTVAF")
-PAMQP_DECODES = set("tbBsuIilfdDSxTVAF")
+PIKA_DECODES = set("tbBsuUIilLfdDSxTVAF")
+PAMQP_DECODES = set("tbBsuIilLfdDSxTVAF")
 
 
 @pytest.mark.parametrize("code,payload,value", RAW_VALUES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(RAW_VALUES)])
