@@ -154,7 +154,7 @@ def test_publish_confirm_consume_1000(amqp091: ModuleType) -> None:
 
 def test_broker_reports_errors_through_generated_exceptions(amqp091: ModuleType) -> None:
     """A passive declare of a missing queue: the broker closes the channel with 404, which maps to
-    the generated NotFound soft error; the connection stays usable."""
+    the generated soft error; an inequivalent redeclare gives 406; the connection stays usable."""
     try:
         w, _ = open_connection(amqp091, HOST, PORT, USER, PASSWORD)
     except AssertionError as e:
@@ -167,8 +167,19 @@ def test_broker_reports_errors_through_generated_exceptions(amqp091: ModuleType)
     assert issubclass(err, amqp091.exceptions.SoftError)
     assert amqp091.constants.REPLY_CODE_CLASS[amqp091.constants.ReplyCode(404)] == "soft"
     w.send(1, w.m("channel.close-ok"))
+
+    # The broker really read our argument table: redeclaring with a different x-max-length is
+    # refused as inequivalent (406), naming the argument.
+    queue = f"amqgen.args.{uuid.uuid4().hex}"
     w.call(2, w.m("channel.open"))
-    w.call(2, w.m("channel.close", reply_code=200, reply_text="", class_id=0, method_id=0))
+    w.call(2, w.m("queue.declare", queue=queue, exclusive=True, arguments={"x-max-length": 10}))
+    w.send(2, w.m("queue.declare", queue=queue, exclusive=True, arguments={"x-max-length": 11}))
+    close = w.expect(2, "channel.close")
+    assert close.reply_code == 406 and "x-max-length" in close.reply_text, close
+    assert issubclass(amqp091.exceptions.EXCEPTION_BY_CODE[406], amqp091.exceptions.SoftError)
+    w.send(2, w.m("channel.close-ok"))
+    w.call(3, w.m("channel.open"))
+    w.call(3, w.m("channel.close", reply_code=200, reply_text="", class_id=0, method_id=0))
     close_connection(w)
 
 
