@@ -56,24 +56,24 @@ ROUTING_KEY = "bench.orders.created"
 CONTENT_TYPE = "application/json"
 MESSAGE_ID = "b7e3a0c4-2f1d-4c61-9a55-0d3f3b2c1e9a"
 TIMESTAMP = 1_700_000_000
-TIMESTAMP_DT = dt.datetime.fromtimestamp(TIMESTAMP, dt.timezone.utc)
+TIMESTAMP_DT = dt.datetime.fromtimestamp(TIMESTAMP, dt.UTC)
 # Sorted keys and types every library encodes with the same codes (pamqp sorts keys; ints would
 # get different codes from pamqp), so all four write identical octets.
-HEADERS = {"source": "bench-suite", "trace-id": "5f0c1e2a9b7d4e3f", "urgent": True}
+HEADERS: dict[str, Any] = {"source": "bench-suite", "trace-id": "5f0c1e2a9b7d4e3f", "urgent": True}
 BODY_128 = bytes(range(128))
 BODY_1K = bytes(i * 7 % 256 for i in range(1024))
 CONSUMER_TAG = "amq.ctag-Xq0vZbF3nQ1mYk8T2sJ4uA"
 DELIVERY_TAG = 123_456
 QUEUE = "bench.queue.orders"
 # Integers in 65536..2**31-1: every library picks 'I' for them, so the octets agree here too.
-QUEUE_ARGS = {
+QUEUE_ARGS: dict[str, Any] = {
     "x-dead-letter-exchange": "bench.dlx",
     "x-max-length": 100_000,
     "x-max-length-bytes": 1_073_741_824,
     "x-message-ttl": 3_600_000,
     "x-queue-type": "classic",
 }
-SERVER_PROPERTIES = {
+SERVER_PROPERTIES: dict[str, Any] = {
     "capabilities": {
         "publisher_confirms": True,
         "exchange_exchange_bindings": True,
@@ -92,14 +92,14 @@ SERVER_PROPERTIES = {
     "product": "RabbitMQ",
     "version": "3.13.7",
 }
-START_ARGS = dict(version_major=0, version_minor=9, server_properties=SERVER_PROPERTIES,
-                  mechanisms="AMQPLAIN PLAIN", locales="en_US")
+START_ARGS = {"version_major": 0, "version_minor": 9, "server_properties": SERVER_PROPERTIES,
+              "mechanisms": "AMQPLAIN PLAIN", "locales": "en_US"}
 
 
 def render(spec: Path, out: Path) -> ModuleType:
     cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", str(spec),
            "--package", "amqp091x", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     if proc.returncode != 0:
         sys.exit(f"bench: amqgen render failed: {proc.stderr.strip()}")
     sys.path.insert(0, str(out))
@@ -141,14 +141,17 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
     def ours_encode_publish() -> bytes:
         props = pr.BasicProperties(content_type=CONTENT_TYPE, delivery_mode=2, headers=HEADERS,
                                    message_id=MESSAGE_ID, timestamp=TIMESTAMP)
-        return fr.encode_message(1, me.BasicPublish(exchange=EXCHANGE, routing_key=ROUTING_KEY), props, BODY_128,
-                                 FRAME_MAX)
+        wire: bytes = fr.encode_message(1, me.BasicPublish(exchange=EXCHANGE, routing_key=ROUTING_KEY), props,
+                                        BODY_128, FRAME_MAX)
+        return wire
 
     def pika_encode_publish() -> bytes:
         props = pika.spec.BasicProperties(content_type=CONTENT_TYPE, delivery_mode=2, headers=HEADERS,
                                           message_id=MESSAGE_ID, timestamp=TIMESTAMP)
-        return (pika.frame.Method(1, pika.spec.Basic.Publish(exchange=EXCHANGE, routing_key=ROUTING_KEY)).marshal()
-                + pika.frame.Header(1, len(BODY_128), props).marshal() + pika.frame.Body(1, BODY_128).marshal())
+        wire: bytes = (
+            pika.frame.Method(1, pika.spec.Basic.Publish(exchange=EXCHANGE, routing_key=ROUTING_KEY)).marshal()
+            + pika.frame.Header(1, len(BODY_128), props).marshal() + pika.frame.Body(1, BODY_128).marshal())
+        return wire
 
     def pamqp_encode_publish() -> bytes:
         props = pamqp.commands.Basic.Properties(content_type=CONTENT_TYPE, delivery_mode=2, headers=HEADERS,
@@ -323,7 +326,7 @@ def verify(cases: list[tuple[str, Case]]) -> None:
         ref = views["pika"]
         for lib, v in views.items():
             assert v == ref, f"{name}: {lib} decoded {v} != pika {ref}"
-    starts = {}
+    starts: dict[str, tuple[Any, ...]] = {}
     for lib in LIBS:
         r = c4[lib]()
         if lib == "py-amqp":
@@ -335,8 +338,8 @@ def verify(cases: list[tuple[str, Case]]) -> None:
         else:
             m = r[0].method
             starts[lib] = (m.version_major, m.version_minor, m.server_properties, _s(m.mechanisms), _s(m.locales))
-    for lib, v in starts.items():
-        assert v == (0, 9, SERVER_PROPERTIES, "AMQPLAIN PLAIN", "en_US"), f"{n4}: {lib} decoded {v}"
+    for lib, start in starts.items():
+        assert start == (0, 9, SERVER_PROPERTIES, "AMQPLAIN PLAIN", "en_US"), f"{n4}: {lib} decoded {start}"
     decl_bytes = set()
     for lib in LIBS:
         data, dec = c5[lib]()
@@ -405,7 +408,7 @@ def main() -> int:
         for name, case in cases:
             results[name] = {lib: ops_per_second(case[lib], args.repeat) for lib in LIBS}
             print(f"  {name}: " + ", ".join(f"{lib} {v:,.0f}/s" for lib, v in results[name].items()), flush=True)
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = table(results)
     note = f"Run {when} on {machine_note()}."
     print()

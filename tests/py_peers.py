@@ -21,15 +21,15 @@ import pamqp.commands
 import pamqp.header
 import pika.amqp_object
 import pika.spec
+from pytarget import SPEC_091_EXT
 
 from amqgen.lower import load_spec
 from amqgen.model import Field, Method
 from amqgen.naming import Naming
-from pytarget import SPEC_091_EXT
 
 SPEC = load_spec(SPEC_091_EXT)
 NAMING = Naming("python")
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # The characters the spec's exchange-name / queue-name regexp allows (^[a-zA-Z0-9-_.:]*$).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:"
@@ -99,7 +99,7 @@ def pika_table() -> dict[str, Any]:
             "o-int64-min": -(2**63),
             "p-int64-max": 2**63 - 1,
             "q-bytes": b"\x00\xff\xceraw\x01",
-            "r-decimal-int": Decimal("42"),
+            "r-decimal-int": Decimal(42),
             "s-array-mixed": [1, -(2**40), b"\x01", Decimal("0.5"), None],
         }
     )
@@ -240,8 +240,13 @@ VARIANTS = (
 )
 
 
+def only(k: int) -> Callable[[int], bool]:
+    """A bit (or property) pattern with position ``k`` alone set."""
+    return lambda i: i == k
+
+
 def single_bit_variants(n: int) -> list[Variant]:
-    return [Variant(f"bit{k}", lambda i, k=k: i == k) for k in range(n)]
+    return [Variant(f"bit{k}", only(k)) for k in range(n)]
 
 
 def field_value(f: Field, variant: str, bit_index: int, bitv: bool, table: dict[str, Any], seed: int,
@@ -292,21 +297,22 @@ def method_values(m: Method, variant: Variant, table: dict[str, Any], longlong_m
 class PeerMethod:
     index: tuple[int, int]
     name: str
-    cls: type
+    cls: Any  # the peer's method class
     params: tuple[str, ...]  # argument names in wire order
     types: tuple[str, ...] | None  # wire types when the peer declares them
 
 
 def pika_methods() -> Iterator[PeerMethod]:
     """Every Method subclass nested in a pika.spec Class subclass."""
-    for cname, ccls in vars(pika.spec).items():
+    for ccls in vars(pika.spec).values():
         if not (inspect.isclass(ccls) and issubclass(ccls, pika.amqp_object.Class)) or ccls is pika.amqp_object.Class:
             continue
         for mcls in vars(ccls).values():
-            if inspect.isclass(mcls) and issubclass(mcls, pika.amqp_object.Method):
-                params = tuple(p for p in inspect.signature(mcls.__init__).parameters if p != "self")
-                idx = mcls.INDEX
-                yield PeerMethod((idx >> 16, idx & 0xFFFF), mcls.NAME, mcls, params, None)
+            m: Any = mcls
+            if inspect.isclass(m) and issubclass(m, pika.amqp_object.Method):
+                params = tuple(p for p in inspect.signature(m.__init__).parameters if p != "self")
+                idx: int = vars(m)["INDEX"]
+                yield PeerMethod((idx >> 16, idx & 0xFFFF), vars(m)["NAME"], m, params, None)
 
 
 def pamqp_methods() -> Iterator[PeerMethod]:

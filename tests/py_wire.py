@@ -12,8 +12,9 @@ from collections import deque
 from types import ModuleType
 from typing import Any
 
-from amqgen.naming import Naming
 from py_peers import SPEC
+
+from amqgen.naming import Naming
 
 NAMING = Naming("python")
 
@@ -65,7 +66,7 @@ class Wire:
                 raise BrokerError("overall deadline passed while waiting for the broker")
             try:
                 data = self.sock.recv(65536)
-            except socket.timeout as e:
+            except TimeoutError as e:
                 raise BrokerError(f"broker silent for {self.timeout}s") from e
             if not data:
                 raise BrokerError("broker closed the socket")
@@ -150,7 +151,7 @@ def close_connection(w: Wire) -> None:
     w.sock.shutdown(socket.SHUT_WR)
     try:
         rest = w.sock.recv(1)
-    except socket.timeout as e:
+    except TimeoutError as e:
         raise BrokerError("broker kept the socket open after connection.close-ok") from e
     except ConnectionResetError:
         rest = b""  # RabbitMQ may end the stream with a reset once both sides are done

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Callable
 from decimal import Decimal
 from types import ModuleType
 from typing import Any
@@ -26,7 +27,6 @@ import pika.data
 import pika.frame
 import pika.spec
 import pytest
-
 from py_peers import (
     PAMQP_PROP_PARAMS,
     PAMQP_PROP_TYPES,
@@ -42,6 +42,7 @@ from py_peers import (
     method_values,
     norm,
     norm_field,
+    only,
     ours_table,
     pamqp_decode,
     pamqp_defaults,
@@ -236,12 +237,12 @@ def _prop_value(f: Any, peer: str, seed: int) -> Any:
     raise AssertionError(t)
 
 
-PROP_PATTERNS = {
+PROP_PATTERNS: dict[str, Callable[[int], bool]] = {
     "all": lambda i: True,
     "none": lambda i: False,
     "even": lambda i: i % 2 == 0,
     "odd": lambda i: i % 2 == 1,
-    **{f"only-{k}": (lambda i, k=k: i == k) for k in range(len(BASIC.properties))},
+    **{f"only-{k}": only(k) for k in range(len(BASIC.properties))},
 }
 
 
@@ -484,7 +485,7 @@ def test_our_message_frames_read_by_peers(amqp091: ModuleType, frame_max: int) -
         assert len(pika_frames) == 3
 
     # pamqp.frame.unmarshal, frame by frame
-    offset, pamqp_frames = 0, []
+    offset, pamqp_frames = 0, list[Any]()
     while offset < len(wire):
         used, channel, frame = pamqp.frame.unmarshal(wire[offset:])
         assert channel == 7
