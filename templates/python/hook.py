@@ -480,6 +480,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
                 ["METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class"]
                 + [pm.cls for pm in methods]
             ),
+            "bit_tables": sorted({len(op.bits) for pm in methods for op in pm.decode if op.kind == "bits" and len(op.bits) >= 3}),
             "checked_imports": sorted({"Method"} | {pm.cls for pm in methods if pm.checks}),
             "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
             "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
