@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import re
 import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -412,3 +413,70 @@ def test_table_dialects(imported: dict[str, ModuleType]) -> None:
     assert table.encode_table({"f": 1.5})[6] == ord("d")
     with pytest.raises(ValueError):
         table.decode_table(raw, dialect="amqp-1.0")
+
+
+# -- wire layouts the real specs do not reach: property flag continuation, bits over one octet ------------
+WIDE_SPEC = """<?xml version="1.0"?>
+<amqp major="0" minor="9" revision="1" port="5672">
+<constant name="frame-end" value="206"/>
+<constant name="frame-error" value="501" class="hard-error"/>
+<constant name="syntax-error" value="502" class="hard-error"/>
+<domain name="bit" type="bit"/>
+<domain name="octet" type="octet"/>
+<domain name="short" type="short"/>
+<domain name="long" type="long"/>
+<domain name="longlong" type="longlong"/>
+<domain name="shortstr" type="shortstr"/>
+<domain name="longstr" type="longstr"/>
+<domain name="table" type="table"/>
+<class name="wide" index="200">
+  <chassis name="server" implement="MUST"/>
+  <chassis name="client" implement="MUST"/>
+{props}
+  <method name="send" index="10" content="1">
+    <chassis name="server" implement="MUST"/>
+{bits}
+    <field name="tag" domain="shortstr"/>
+  </method>
+</class>
+</amqp>
+"""
+WIDE_TYPES = ["shortstr"] * 14 + ["octet", "short", "long", "longlong", "table", "longstr"]
+
+
+def test_flag_word_continuation_and_multi_octet_bits(tmp_path: Path) -> None:
+    """A class with 20 properties needs two flag words (15 properties each, bit 0 = another word
+    follows); a method with 9 bits needs two octets. Expected octets are built here with struct."""
+    props = "\n".join(f'  <field name="p{i + 1}" domain="{t}"/>' for i, t in enumerate(WIDE_TYPES))
+    bits = "\n".join(f'    <field name="b{i}" domain="bit"/>' for i in range(1, 10))
+    spec_file = tmp_path / "wide.xml"
+    spec_file.write_text(WIDE_SPEC.format(props=props, bits=bits), encoding="utf-8")
+    out = tmp_path / "out"
+    proc = render(str(spec_file), "gen_wide", out)
+    assert proc.returncode == 0, proc.stderr
+    sys.path.insert(0, str(out))
+    try:
+        methods = importlib.import_module("gen_wide.methods")
+        properties = importlib.import_module("gen_wide.properties")
+        exceptions = importlib.import_module("gen_wide.exceptions")
+    finally:
+        sys.path.remove(str(out))
+    send = methods.WideSend(b1=True, b8=True, b9=True, tag="x")
+    assert send.encode() == bytes([0b1000_0001, 0b0000_0001]) + b"\x01x"
+    assert methods.WideSend.decode(send.encode()) == send
+    cls = properties.WideProperties
+    # p1 alone: one flag word, no continuation
+    assert cls(p1="a").encode() == struct.pack(">H", 0x8000) + b"\x01a"
+    # p16 is property 15: word 1, bit 15; word 0 carries only the continuation bit
+    assert cls(p16=7).encode() == struct.pack(">HHH", 0x0001, 0x8000, 7)
+    both = cls(p1="a", p16=7, p20=b"\x00\xff")
+    wire = struct.pack(">HH", 0x8001, 0x8000 | 0x0800) + b"\x01a" + struct.pack(">H", 7) + struct.pack(">I", 2) + b"\x00\xff"
+    assert both.encode() == wire and cls.decode(wire) == both
+    assert cls.decode(struct.pack(">HH", 0x0001, 0x0000)) == cls()  # an empty second word is allowed
+    with pytest.raises(exceptions.PropertyFlagsError):
+        cls.decode(struct.pack(">HH", 0x0001, 0x0001))  # a third word this class does not have
+    with pytest.raises(exceptions.PropertyFlagsError):
+        cls.decode(struct.pack(">HH", 0x0001, 0x0200))  # bit 9 of word 1 would be property 22
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out / "gen_wide" / "tests")],
+                          check=False, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and " passed" in proc.stdout, proc.stdout[-3000:]
