@@ -9,11 +9,11 @@ length prefix of the variable-size item that follows it (``>HB`` = reserved shor
 exchange name's length octet), so each run plus the next length costs one struct call.
 """
 
-
-
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from amqgen.errors import RenderError
 
 # wire type -> struct format character (None: variable size)
 STRUCT_CHAR: dict[str, str | None] = {
@@ -64,6 +64,29 @@ FRAME_DEFAULTS = {
     "frame-min-size": 4096,
 }
 FRAME_ERROR_CODE = 501
+#: exception classes exceptions.py defines itself (a reply code must not take one of these names)
+FIXED_EXCEPTIONS = frozenset(
+    [
+        "AMQPError",
+        "ReplyError",
+        "SoftError",
+        "HardError",
+        "DecodeError",
+        "EncodeError",
+        "FrameError",
+        "FrameEndError",
+        "FrameSizeError",
+        "FrameTypeError",
+        "TruncatedError",
+        "TrailingDataError",
+        "InvalidUTF8Error",
+        "UnknownMethodError",
+        "UnknownClassError",
+        "PropertyFlagsError",
+        "TableError",
+        "TableDepthError",
+    ]
+)
 SYNTAX_ERROR_CODE = 502
 #: the path syntax of the 0-8 / 0-9 ``path`` domain: "/" then names of [A-Za-z0-9] plus [.-_+!=:]
 PATH_SYNTAX = r"^/(?:[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*(?:/[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*)*)?\Z"
@@ -244,7 +267,8 @@ class Planner:
     def decode_plan(self, m: Any, fields: list[PyField]) -> list[Op]:
         by_name = {f.name: f for f in fields}
         ops: list[Op] = []
-        fmt, targets = "", []
+        fmt = ""
+        targets: list[str] = []
         pending: list[Op] = []  # bit expansions after the unpack that reads their octet
         nbits = 0
 
@@ -256,8 +280,9 @@ class Planner:
                 elif fmt == "B":
                     ops.append(Op("octet", local=targets[0]))
                 else:
-                    ops.append(Op("unpack", struct=self.structs.unpack(fmt), targets=targets,
-                                  size=sum(SIZE[c] for c in fmt)))
+                    ops.append(
+                        Op("unpack", struct=self.structs.unpack(fmt), targets=targets, size=sum(SIZE[c] for c in fmt))
+                    )
                 ops.extend(pending)
             fmt, targets, pending = "", [], []
 
@@ -289,7 +314,8 @@ class Planner:
             doc_parts.append(m.doc)
         if fields:
             doc_parts.append(
-                "Fields:\n" + "\n".join(
+                "Fields:\n"
+                + "\n".join(
                     f"- {f.ident} ({f.wire}{', reserved' if f.reserved else ''}){': ' + f.label if f.label else ''}"
                     for f in fields
                 )
@@ -458,15 +484,20 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             }
         )
     reply_names = {r["cls"] for r in reply}
+    clash = (reply_names - {"FrameError"}) & FIXED_EXCEPTIONS
+    if clash:
+        raise RenderError(f"reply codes named {sorted(clash)} would shadow the package's own exception classes")
     syntax_cls = next((r["cls"] for r in reply if r["value"] == SYNTAX_ERROR_CODE), None)
     rules = [
         {
             "rule": r,
             "test": "test_" + test_ident(r.id),
             "doc": docstring(
-                (r.scenario or "") + f"\n\nRule {r.id} ({r.level or 'no level'}"
+                (r.scenario or "")
+                + f"\n\nRule {r.id} ({r.level or 'no level'}"
                 + (f", on failure {r.on_failure} {r.on_failure_code}" if r.on_failure else "")
-                + "):\n\n" + r.doc
+                + "):\n\n"
+                + r.doc
             ),
         }
         for r in spec.all_rules()
@@ -480,7 +511,9 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
                 ["METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class"]
                 + [pm.cls for pm in methods]
             ),
-            "bit_tables": sorted({len(op.bits) for pm in methods for op in pm.decode if op.kind == "bits" and len(op.bits) >= 3}),
+            "bit_tables": sorted(
+                {len(op.bits) for pm in methods for op in pm.decode if op.kind == "bits" and len(op.bits) >= 3}
+            ),
             "checked_imports": sorted({"Method"} | {pm.cls for pm in methods if pm.checks}),
             "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
             "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
@@ -497,7 +530,9 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "scenarios": [r for r in rules if r["rule"].scenario],
             "method_cases": {pm.cls: method_cases(pm) for pm in methods},
             "properties_cases": {pp.cls: properties_cases(pp) for pp in props},
-            "test_wires": sorted({f.wire for pm in methods for f in pm.fields} | {f.wire for pp in props for f in pp.fields}),
+            "test_wires": sorted(
+                {f.wire for pm in methods for f in pm.fields} | {f.wire for pp in props for f in pp.fields}
+            ),
             "tests": options.get("tests", "0") not in ("0", "", "no", "false"),
         },
     }
