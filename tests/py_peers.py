@@ -47,15 +47,12 @@ def member(name: str) -> str:
 
 def utf8_text(nbytes: int, seed: str) -> str:
     """A string of exactly ``nbytes`` UTF-8 octets with multi-byte characters when room allows."""
-    out = ""
-    source = (seed + RICH) * (nbytes + 1)
-    for ch in source:
-        if len((out + ch).encode()) > nbytes:
-            break
-        out += ch
-    while len(out.encode()) < nbytes:
-        out += "x"
-    return out
+    unit = seed + RICH
+    text = unit * (nbytes // len(unit.encode()) + 1)
+    raw = text.encode()[:nbytes]
+    # Cut on a character boundary, then pad with ASCII to the exact size.
+    out = raw.decode("utf-8", errors="ignore")
+    return out + "x" * (nbytes - len(out.encode()))
 
 
 def name_text(nchars: int, seed: int) -> str:
