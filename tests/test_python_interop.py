@@ -16,6 +16,7 @@ from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
+import amqp.serialization
 import pamqp.body
 import pamqp.commands
 import pamqp.decode
@@ -549,3 +550,32 @@ def test_constants_match_pika(amqp091: ModuleType) -> None:
     assert {"FRAME_METHOD", "FRAME_END", "FRAME_MIN_SIZE", "NOT_FOUND", "REPLY_SUCCESS", "PORT"} <= set(shared)
     for name in shared:
         assert getattr(amqp091.constants, name) == getattr(pika.spec, name), name
+
+
+# -- py-amqp (amqp.serialization) tables, both ways ----------------------------------------------------
+PYAMQP_TABLE: dict[str, Any] = {
+    "text": RICH,
+    "int": -5,
+    "int64": -(2**40),  # py-amqp writes 'L' here (signed 64-bit), which RabbitMQ and ours read
+    "float": 0.1,
+    "decimal": Decimal("-1.25"),
+    "flag": True,
+    "when": T0,
+    "void": None,
+    "nested": {"list": [1, "a", {"deep": [False]}], "empty": {}},
+}
+
+
+def test_table_from_py_amqp_decodes_with_ours(amqp091: ModuleType) -> None:
+    raw = amqp.serialization.dumps("F", [PYAMQP_TABLE])
+    codes = dict(table_codes(raw)[0])
+    assert codes["int64"] == "L" and codes["float"] == "d"
+    got, end = amqp091.table.decode_table(raw)
+    assert end == len(raw) and norm(got) == norm(PYAMQP_TABLE)
+
+
+def test_table_from_ours_decodes_with_py_amqp(amqp091: ModuleType) -> None:
+    table = {**PYAMQP_TABLE, "bytes": b"\x00\xff", "int64-max": 2**63 - 1}
+    raw = amqp091.table.encode_table(table)
+    (got,), end = amqp.serialization.loads("F", raw, 0)
+    assert end == len(raw) and norm(got) == norm(table)
