@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> None:
                                      response=plain, locale="en_US"))
     tune = conn.expect(m.ConnectionTune)
     conn.frame_max = tune.frame_max or 131072
+    conn.reader.max_frame_size = conn.frame_max  # from now on, larger frames are a protocol error
     conn.send(0, m.ConnectionTuneOk(channel_max=tune.channel_max, frame_max=conn.frame_max, heartbeat=0))
     conn.call(0, m.ConnectionOpen(virtual_host="/"), m.ConnectionOpenOk)
     version = start.server_properties.get("version", "?")

@@ -138,6 +138,7 @@ def open_connection(codec: ModuleType, host: str, port: int, user: str, password
                   response=b"\x00" + user.encode() + b"\x00" + password.encode(), locale="en_US"))
     tune = w.expect(0, "connection.tune")
     w.frame_max = min(frame_max, tune.frame_max) if tune.frame_max else frame_max
+    w.reader.max_frame_size = w.frame_max  # the broker must now keep to the negotiated size
     w.send(0, w.m("connection.tune-ok", channel_max=min(tune.channel_max or 2047, 2047), frame_max=w.frame_max,
                   heartbeat=0))
     w.call(0, w.m("connection.open", virtual_host=vhost))
