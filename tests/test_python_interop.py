@@ -620,3 +620,23 @@ def test_random_tables_agree_with_pika_and_pamqp(amqp091: ModuleType, table: dic
     pieces: list[bytes] = []
     pika.data.encode_table(pieces, table)
     assert b"".join(pieces) == raw
+
+
+def _as_pamqp(value: Any) -> Any:
+    """pamqp's encoder takes bytearray (not bytes) for byte arrays."""
+    if isinstance(value, bytes):
+        return bytearray(value)
+    if isinstance(value, dict):
+        return {k: _as_pamqp(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_pamqp(v) for v in value]
+    return value
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(table=st.dictionaries(_keys, _values, max_size=8))
+def test_random_tables_from_pamqp_decode_with_ours(amqp091: ModuleType, table: dict[str, Any]) -> None:
+    """pamqp picks the smallest integer codes (b, s, u, I, i, l) and sorts keys: ours reads it all."""
+    raw = pamqp.encode.field_table(_as_pamqp(table))
+    got, end = amqp091.table.decode_table(raw)
+    assert end == len(raw) and norm(got) == norm(table)
