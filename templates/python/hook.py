@@ -232,15 +232,23 @@ class Planner:
         fixed = 0
         raw_locals: list[str] = []
 
+        safe_octets: set[int] = set()  # positions in args of lengths and bit octets (never negative)
+
         def close() -> None:
             nonlocal fmt, args, fixed
-            if fmt:
+            if fmt == "B" and 0 in safe_octets:
+                # one octet that is a length or bits: index a table of one-octet strings
+                pieces.append(Op("octet", args=args))
+                fixed += 1
+            elif fmt:
                 pieces.append(Op("pack", struct=self.structs.pack(fmt), args=args))
                 fixed += sum(SIZE[c] for c in fmt)
             fmt, args = "", []
+            safe_octets.clear()
 
         for slot in m.slots:
             if slot.kind == "bits":
+                safe_octets.add(len(args))
                 fmt += "B"
                 args.append(_bits_expr([by_name[n] for n in slot.fields], "self.") or "0")
                 continue
@@ -251,15 +259,22 @@ class Planner:
                 args.append(f"self.{f.ident}")
                 continue
             prep.append((f.wire, f.local, f.ident))
+            if f.wire == "shortstr":
+                safe_octets.add(len(args))
             fmt += LENGTH_CHAR[f.wire]
             args.append(f"len({f.local})")
             close()
             pieces.append(Op("raw", local=f.local))
             raw_locals.append(f.local)
-        if frame:
-            fmt += "B"
+        if frame and fmt:
+            fmt += "B"  # the frame-end octet rides with the last fixed run
             args.append("206")
-        close()
+            close()
+        elif frame:
+            pieces.append(Op("raw", local='b"\\xce"'))
+            fixed += 1
+        else:
+            close()
         if frame:
             fixed -= 7 + 1  # the frame size counts neither the header nor the frame-end
         return EncodePlan(prep, pieces, fixed, raw_locals)
