@@ -400,3 +400,31 @@ def test_fuzz_decoders(amqp091: ModuleType, data: bytes, view: bool) -> None:
         cls = amqp091.methods.METHODS.get((cid, mid))
         if cls is not None:
             _only_typed_errors(amqp091, lambda: cls.decode(buf, 4))
+
+
+# -- the encode side: values that do not fit ---------------------------------------------------------------
+def test_values_that_do_not_fit_raise_encode_error(amqp091: ModuleType) -> None:
+    """Out-of-range or unencodable values raise the package's EncodeError, never a bare struct.error."""
+    m, t, exc = amqp091.methods, amqp091.table, amqp091.exceptions
+    bad_methods = [
+        m.BasicPublish(exchange="x" * 256),  # shortstr over 255 octets
+        m.BasicPublish(routing_key="é" * 128),  # 256 octets of UTF-8
+        m.BasicPublish(exchange="\ud800"),  # a lone surrogate has no UTF-8 form
+        m.BasicQos(prefetch_count=65536),
+        m.BasicQos(prefetch_size=-1),
+        m.BasicAck(delivery_tag=2**64),
+        m.ConnectionStart(version_major=256),
+        m.QueueDeclare(arguments={"k": object()}),
+    ]
+    for method in bad_methods:
+        with pytest.raises(exc.EncodeError):
+            method.encode()
+    deep: dict[str, Any] = {}
+    for _ in range(1000):
+        deep = {"n": deep}
+    for table in ({"k" * 256: 1}, {"k": object()}, {"k": 2**64}, deep, {"k": [object()]}):
+        with pytest.raises(exc.EncodeError):
+            t.encode_table(table)
+    with pytest.raises(exc.EncodeError):
+        amqp091.frames.encode_message(1, m.BasicPublish(), amqp091.properties.BasicProperties(), b"x" * 100, 8)
+    assert issubclass(exc.EncodeError, exc.AMQPError)
