@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare the generated 0-9-1 codec (amqgen) with pika, pamqp and py-amqp (`amqp` on PyPI).
 
-Run:  .venv/bin/python bench/bench_python.py [--spec FILE] [--readme bench/README.md]
+Run:  .venv/bin/python bench/bench_python.py [--spec FILE] [--readme bench/README.md] [--mypyc]
 
 Five cases, each library through its own codec API, on the same values and the same octets:
   1. encode basic.publish + content header (content-type, delivery-mode, 3-entry headers table,
@@ -96,12 +96,17 @@ START_ARGS = {"version_major": 0, "version_minor": 9, "server_properties": SERVE
               "mechanisms": "AMQPLAIN PLAIN", "locales": "en_US"}
 
 
-def render(spec: Path, out: Path) -> ModuleType:
+def render(spec: Path, out: Path, mypyc: bool) -> ModuleType:
     cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", str(spec),
            "--package", "amqp091x", "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     if proc.returncode != 0:
         sys.exit(f"bench: amqgen render failed: {proc.stderr.strip()}")
+    if mypyc:  # an experiment (see README): the table codec compiled to a C extension
+        proc = subprocess.run([sys.executable, "-m", "mypyc", "amqp091x/table.py"], capture_output=True, text=True,
+                              cwd=out, check=False)
+        if proc.returncode != 0:
+            sys.exit(f"bench: mypyc failed: {proc.stdout.strip()[-2000:]} {proc.stderr.strip()[-2000:]}")
     sys.path.insert(0, str(out))
     pkg = importlib.import_module("amqp091x")
     for sub in ("frames", "methods", "properties", "table"):
@@ -398,9 +403,10 @@ def main() -> int:
     ap.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--readme", type=Path, help="also write the table between the bench markers of this file")
+    ap.add_argument("--mypyc", action="store_true", help="compile the generated table.py with mypyc first")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="amqgen-bench-") as tmp:
-        ours = render(args.spec, Path(tmp))
+        ours = render(args.spec, Path(tmp), args.mypyc)
         cases = build_cases(ours)
         verify(cases)
         print("verified: all libraries encode the same octets and decode the same values", flush=True)
@@ -410,14 +416,15 @@ def main() -> int:
             print(f"  {name}: " + ", ".join(f"{lib} {v:,.0f}/s" for lib, v in results[name].items()), flush=True)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = table(results)
-    note = f"Run {when} on {machine_note()}."
+    note = f"Run {when} on {machine_note()}." + (" amqgen's table.py compiled with mypyc." if args.mypyc else "")
     print()
     print(out)
     print()
     print(note)
     if args.readme:
         text = args.readme.read_text()
-        start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+        tag = "bench-mypyc" if args.mypyc else "bench"
+        start, end = f"<!-- {tag}:start -->", f"<!-- {tag}:end -->"
         if start not in text or end not in text:
             sys.exit(f"bench: {args.readme} has no {start} ... {end} section")
         before, rest = text.split(start, 1)
