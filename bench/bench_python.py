@@ -240,8 +240,14 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
 
     # (5) queue.declare round trip
     def ours_declare() -> Any:
-        data = fr.encode_frame(fr.MethodFrame(1, me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS)))
+        # Method.encode_frame(channel): the generated package's one-call method frame (the same
+        # octets as frames.encode_frame(MethodFrame(...)), without building the NamedTuple).
+        data = me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS).encode_frame(1)
         return data, ours_reader.feed(data)
+
+    probe = me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS)
+    if probe.encode_frame(1) != fr.encode_frame(fr.MethodFrame(1, probe)):
+        sys.exit("bench: Method.encode_frame and frames.encode_frame disagree")
 
     def pika_declare() -> Any:
         data = pika.frame.Method(1, pika.spec.Queue.Declare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS)).marshal()
