@@ -675,3 +675,21 @@ def test_random_arguments_agree_with_pika(amqp091: ModuleType, case: tuple[tuple
     decoded = pika_decode(pm, ours)
     assert {f.name: norm_field(f.type, decoded[p]) for f, p in zip(m.fields, pm.params)} == want
     assert ours_values(amqp091.methods.METHODS[index].decode(theirs), m.fields) == want
+
+
+# -- method metadata ------------------------------------------------------------------------------------
+def test_responses_and_synchronous_agree_with_peers(amqp091: ModuleType) -> None:
+    """RESPONSES equals pamqp's valid_responses; the methods pika and pamqp call synchronous (those
+    that expect a reply) are exactly those with RESPONSES, and are SYNCHRONOUS in ours. (The spec
+    also marks the -ok replies synchronous; the peers do not, as nothing answers a reply.)"""
+    pamqp_by = {p.index: p.cls for p in PAMQP}
+    pika_by = {p.index: p.cls for p in PIKA}
+    for index, cls in amqp091.methods.METHODS.items():
+        theirs = pamqp_by[index]
+        names = sorted(r.NAME.replace("-", "") for r in cls.RESPONSES)
+        assert names == sorted(n.lower() for n in getattr(theirs, "valid_responses", [])), cls.NAME
+        expects_reply = bool(cls.RESPONSES)
+        assert expects_reply == theirs.synchronous == pika_by[index].__new__(pika_by[index]).synchronous, cls.NAME
+        if expects_reply:
+            assert cls.SYNCHRONOUS, cls.NAME
+        assert cls.HAS_CONTENT == pika.spec.has_content(pika_by[index].INDEX), cls.NAME
