@@ -135,7 +135,7 @@ def describe_assert(a: Assert) -> str:
 
 def wire_position(method: Method | None, f: Field) -> str:
     if f.flag_word is not None and f.flag_bit is not None:
-        return f"flag word {f.flag_word} bit {f.flag_bit} (0x{1 << f.flag_bit:04x})"
+        return f"flag word {f.flag_word} bit {f.flag_bit} (0x{f.flag_mask:04x})"
     if method is None or f.slot is None:
         return ""
     slot = method.slots[f.slot]

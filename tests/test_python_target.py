@@ -480,3 +480,16 @@ def test_flag_word_continuation_and_multi_octet_bits(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out / "gen_wide" / "tests")],
                           check=False, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and " passed" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_error_for_reply_codes(amqp091: ModuleType) -> None:
+    ex = amqp091.exceptions
+    e = ex.error_for(404, "NOT_FOUND - no queue 'q'", 50, 10)
+    assert isinstance(e, ex.NotFoundError) and isinstance(e, ex.SoftError) and e.reply_code == 404
+    assert (e.class_id, e.method_id) == (50, 10)
+    assert isinstance(ex.error_for(530, "x"), ex.HardError)
+    # 312 (no-route) is not in RabbitMQ's 0-9-1 XML though RabbitMQ sends it: the closing method decides
+    assert 312 not in ex.EXCEPTION_BY_CODE
+    soft = ex.error_for(312, "NO_ROUTE", channel=True)
+    hard = ex.error_for(312, "NO_ROUTE")
+    assert type(soft) is ex.SoftError and type(hard) is ex.HardError and soft.reply_code == hard.reply_code == 312
