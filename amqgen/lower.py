@@ -83,6 +83,11 @@ def _level(text: str) -> Level | None:
     return cast(Level, min(found, key=lambda w: _LEVEL_ORDER[w]))
 
 
+def _same_kind(lo: str, hi: str) -> bool:
+    """A range the spec's authors meant as a range: a-z, A-Z or 0-9 style."""
+    return (lo.isdigit() and hi.isdigit()) or (lo.islower() and hi.islower()) or (lo.isupper() and hi.isupper())
+
+
 def _suspicious_ranges(pattern: str) -> list[str]:
     """Ranges in bracket expressions that mix character kinds (``/-_``) or follow another
     range (``0-9-_``, which POSIX regcomp rejects as "Invalid range end")."""
@@ -109,10 +114,7 @@ def _suspicious_ranges(pattern: str) -> list[str]:
                 continue
             if j + 2 < len(pattern) and pattern[j + 1] == "-" and pattern[j + 2] != "]":
                 lo, hi = c, pattern[j + 2]
-                same_kind = (lo.isdigit() and hi.isdigit()) or (lo.islower() and hi.islower()) or (
-                    lo.isupper() and hi.isupper()
-                )
-                if not same_kind:
+                if not _same_kind(lo, hi):
                     found.append(f"{lo}-{hi}")
                 j += 3
                 prev_was_range_end = True
@@ -148,8 +150,7 @@ def _portable_regexp(pattern: str) -> str:
             i += 1
             continue
         if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
-            lo, hi = c, pattern[i + 2]
-            if (lo.isdigit() and hi.isdigit()) or (lo.islower() and hi.islower()) or (lo.isupper() and hi.isupper()):
+            if _same_kind(c, pattern[i + 2]):
                 out.append(pattern[i : i + 3])
                 i += 3
                 continue
