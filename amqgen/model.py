@@ -249,6 +249,16 @@ class Spec:
         return {d.name: d for d in self.domains}
 
     @property
+    def protocol_header(self) -> bytes:
+        """The 8 octets a client opens a connection with. 0-9-1: "AMQP" 0 0 9 1 (protocol id 0,
+        then major minor revision). 0-8 and 0-9, from before the 0-9-1 renumbering: "AMQP" 1 1
+        then major and minor as the file writes them: AMQP 1 1 8 0 for 0-8 (files say major 8,
+        minor 0) and AMQP 1 1 0 9 for 0-9."""
+        if self.family == "0-9-1":
+            return b"AMQP" + bytes([0, self.major, self.minor, self.revision])
+        return b"AMQP" + bytes([1, 1, self.major, self.minor])
+
+    @property
     def methods(self) -> tuple[Method, ...]:
         return tuple(m for c in self.classes for m in c.methods)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import jinja2
 
-from . import __version__
+from . import __version__, wire
 from .errors import Location, RenderError
 from .model import Class, Method, Spec
 from .naming import Naming
@@ -272,6 +272,7 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
         "options": opts,
         "notice": _notice(spec),
         "amqgen_version": __version__,
+        "wire": wire,  # shared wire facts: type codes per dialect, frame defaults, limits
     }
     if hook is not None and hasattr(hook, "context"):
         base_ctx.update(hook.context(spec, naming, opts))

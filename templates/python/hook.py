@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
+from amqgen.wire import FRAME_DEFAULTS
 
 # wire type -> struct format character (None: variable size)
 STRUCT_CHAR: dict[str, str | None] = {
@@ -54,15 +55,6 @@ DEFAULT = {
 }
 INT_MAX = {"octet": 2**8 - 1, "short": 2**16 - 1, "long": 2**32 - 1, "longlong": 2**64 - 1, "timestamp": 2**64 - 1}
 
-#: frame constants every package defines, with the value all three families give them
-FRAME_DEFAULTS = {
-    "frame-method": 1,
-    "frame-header": 2,
-    "frame-body": 3,
-    "frame-heartbeat": 8,
-    "frame-end": 206,
-    "frame-min-size": 4096,
-}
 FRAME_ERROR_CODE = 501
 #: exception classes exceptions.py defines itself (a reply code must not take one of these names)
 FIXED_EXCEPTIONS = frozenset(
@@ -90,15 +82,6 @@ FIXED_EXCEPTIONS = frozenset(
 SYNTAX_ERROR_CODE = 502
 #: the path syntax of the 0-8 / 0-9 ``path`` domain: "/" then names of [A-Za-z0-9] plus [.-_+!=:]
 PATH_SYNTAX = r"^/(?:[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*(?:/[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*)*)?\Z"
-
-
-def protocol_header(spec: Any) -> bytes:
-    """0-9-1: "AMQP" 0 0 9 1 (protocol id 0, then major minor revision). 0-8 and 0-9 (before the
-    0-9-1 renumbering): "AMQP" 1 1 then major and minor as the file writes them, which gives
-    AMQP 1 1 8 0 for 0-8 (files say major=8 minor=0) and AMQP 1 1 0 9 for 0-9."""
-    if spec.family == "0-9-1":
-        return b"AMQP" + bytes([0, spec.major, spec.minor, spec.revision])
-    return b"AMQP" + bytes([1, 1, spec.major, spec.minor])
 
 
 def docstring(text: str, indent: str = "    ") -> str:
@@ -533,7 +516,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
             "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
             "property_structs": planner.structs,
-            "header": protocol_header(spec),
+            "header": spec.protocol_header,
             "constants": constants,
             "missing_frame_constants": missing,
             "reply": reply,
