@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
+from amqgen.policy import SYNTAX_ERROR_CODE
+from amqgen.policy import checks as policy_checks
 from amqgen.wire import FRAME_DEFAULTS
 
 # wire type -> struct format character (None: variable size)
@@ -79,9 +81,6 @@ FIXED_EXCEPTIONS = frozenset(
         "TableDepthError",
     ]
 )
-SYNTAX_ERROR_CODE = 502
-#: the path syntax of the 0-8 / 0-9 ``path`` domain: "/" then names of [A-Za-z0-9] plus [.-_+!=:]
-PATH_SYNTAX = r"^/(?:[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*(?:/[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*)*)?\Z"
 
 
 def docstring(text: str, indent: str = "    ") -> str:
@@ -340,54 +339,32 @@ class Planner:
 
     # -- checks ---------------------------------------------------------------------------
     def checks(self, m: Any, fields: list[PyField]) -> list[dict[str, Any]]:
+        """The shared policy plan (amqgen.policy) with this target's field and regexp names."""
         out: list[dict[str, Any]] = []
         by_name = {f.name: f for f in fields}
-        for mf in m.fields:
-            f = by_name[mf.name]
-            for a in mf.asserts:
-                c: dict[str, Any] = {
-                    "kind": a.check,
-                    "path": mf.path,
-                    "field": f,
-                    "where": f"{a.loc.path or mf.path} ({a.loc.file.rsplit('/', 1)[-1]}:{a.loc.line})",
-                    "code": SYNTAX_ERROR_CODE,
-                }
-                skip = RABBITMQ_SKIPS.get((a.check, mf.domain or "")) or RABBITMQ_SKIPS.get((a.check, mf.path))
-                if a.check == "syntax":
-                    skip = "RabbitMQ virtual host names are free-form"
-                c["rabbitmq_skip"] = skip
-                if a.check == "length":
-                    c["limit"] = int(a.value)
-                    # 127-octet name limits: RabbitMQ allows the whole shortstr (255)
-                    c["rabbitmq_limit"] = 255 if f.wire == "shortstr" and int(a.value) < 255 else int(a.value)
-                elif a.check == "ne":
-                    c["value"] = int(a.value)
-                elif a.check == "regexp":
-                    self.regexps += 1
-                    c["re"] = f"_RE_{self.regexps}"
-                    c["pattern"] = _anchor(a.value)
-                    c["portable"] = _anchor(a.portable_value or a.value)
-                    c["suspicious"] = (a.portable_value or a.value) != a.value
-                    if c["suspicious"]:
-                        c["rabbitmq_skip"] = "the spec's pattern is broken (W007) and RabbitMQ does not check names"
-                elif a.check == "syntax":
-                    self.regexps += 1
-                    c["re"] = f"_RE_{self.regexps}"
-                    c["pattern"] = PATH_SYNTAX
-                    c["rule"] = a.syntax_rule
-                elif a.check == "le":
-                    c["ref"] = a.ref
-                elif a.check == "enum":
-                    c["values"] = list(a.values)
-                out.append(c)
+        for ch in policy_checks(m):
+            c: dict[str, Any] = {
+                "kind": ch.kind,
+                "path": ch.path,
+                "field": by_name[ch.field.name],
+                "where": ch.where,
+                "code": ch.code,
+                "rabbitmq_skip": ch.rabbitmq_skip,
+                "limit": ch.limit,
+                "rabbitmq_limit": ch.rabbitmq_limit,
+                "value": ch.value,
+                "suspicious": ch.suspicious,
+                "rule": ch.syntax_rule,
+                "ref": ch.ref,
+                "values": list(ch.values),
+            }
+            if ch.pattern is not None:
+                self.regexps += 1
+                c["re"] = f"_RE_{self.regexps}"
+                c["pattern"] = _anchor(ch.pattern)
+                c["portable"] = _anchor(ch.portable or ch.pattern)
+            out.append(c)
         return out
-
-
-#: (check, domain or field path) -> why the "rabbitmq" policy skips that assert
-RABBITMQ_SKIPS = {
-    ("ne", "access-ticket"): "access tickets are obsolete; clients send 0 and RabbitMQ ignores them",
-    ("notnull", "connection.tune-ok.channel-max"): "0 means no limit, which RabbitMQ accepts",
-}
 
 
 def _anchor(pattern: str) -> str:
