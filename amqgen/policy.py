@@ -14,7 +14,7 @@ patterns here are the spec's, only anchored as the spec means them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .model import Field, Method
 
@@ -62,34 +62,33 @@ def checks(m: Method) -> tuple[Check, ...]:
     out: list[Check] = []
     for f in m.fields:
         for a in f.asserts:
-            skip = RABBITMQ_SKIPS.get((a.check, f.domain or "")) or RABBITMQ_SKIPS.get((a.check, f.path))
-            common = {
-                "kind": a.check,
-                "field": f,
-                "path": f.path,
-                "where": f"{a.loc.path or f.path} ({a.loc.file.rsplit('/', 1)[-1]}:{a.loc.line})",
-                "code": SYNTAX_ERROR_CODE,
-            }
+            base = Check(
+                kind=a.check,
+                field=f,
+                path=f.path,
+                where=f"{a.loc.path or f.path} ({a.loc.file.rsplit('/', 1)[-1]}:{a.loc.line})",
+                code=SYNTAX_ERROR_CODE,
+                rabbitmq_skip=RABBITMQ_SKIPS.get((a.check, f.domain or "")) or RABBITMQ_SKIPS.get((a.check, f.path)),
+            )
             if a.check == "length":
                 limit = int(a.value or 0)
                 # 127-octet name limits: RabbitMQ allows the whole shortstr (255)
                 rl = 255 if f.type == "shortstr" and limit < 255 else limit
-                out.append(Check(**common, rabbitmq_skip=skip, limit=limit, rabbitmq_limit=rl))
+                base = replace(base, limit=limit, rabbitmq_limit=rl)
             elif a.check == "ne":
-                out.append(Check(**common, rabbitmq_skip=skip, value=int(a.value or 0)))
+                base = replace(base, value=int(a.value or 0))
             elif a.check == "regexp":
                 pattern = a.value or ""
                 portable = a.portable_value or pattern
                 suspicious = portable != pattern
-                out.append(Check(**common, rabbitmq_skip=W007_SKIP if suspicious else skip, pattern=pattern,
-                                 portable=portable, suspicious=suspicious))
+                base = replace(base, pattern=pattern, portable=portable, suspicious=suspicious,
+                               rabbitmq_skip=W007_SKIP if suspicious else base.rabbitmq_skip)
             elif a.check == "syntax":
-                out.append(Check(**common, rabbitmq_skip=SYNTAX_SKIP, pattern=PATH_SYNTAX, portable=PATH_SYNTAX,
-                                 syntax_rule=a.syntax_rule))
+                base = replace(base, rabbitmq_skip=SYNTAX_SKIP, pattern=PATH_SYNTAX, portable=PATH_SYNTAX,
+                               syntax_rule=a.syntax_rule)
             elif a.check == "le":
-                out.append(Check(**common, rabbitmq_skip=skip, ref=a.ref))
+                base = replace(base, ref=a.ref)
             elif a.check == "enum":
-                out.append(Check(**common, rabbitmq_skip=skip, values=a.values))
-            else:
-                out.append(Check(**common, rabbitmq_skip=skip))
+                base = replace(base, values=a.values)
+            out.append(base)
     return tuple(out)
