@@ -20,7 +20,19 @@ from . import __version__
 from .errors import AmqgenError, StrictError
 from .lower import load_spec
 from .model import Spec
-from .render import check_tree, discover, render, write_tree
+from .render import (
+    check_tree,
+    depfile_text,
+    discover,
+    manifest_name,
+    pack_files,
+    remove_stale,
+    render,
+    stale_files,
+    with_manifest,
+    write_file,
+    write_tree,
+)
 from .schema import json_schema, to_json
 from .specs import available, resolve
 
@@ -152,27 +164,58 @@ def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str
               help="A pack, or a folder of packs, adding to or overriding the built-in ones.")
 @click.option("--option", "-D", "option_pairs", multiple=True, metavar="KEY=VALUE", help="A pack option.")
 @click.option("--package", default=None, help="Shortcut for --option package=NAME.")
+@click.option("--list-outputs", is_flag=True, help="Print the paths render would write, one per line; write nothing.")
+@click.option("--depfile", default=None, type=click.Path(path_type=Path),
+              help="Also write a Make-style depfile: every output depends on the spec and the pack's files.")
 @reporting
 def render_cmd(lang: str, out: Path, spec_arg: str | None, strict: bool, check: bool,
-               templates: tuple[Path, ...], option_pairs: tuple[str, ...], package: str | None) -> None:
-    """Render a template pack for a spec into DIR (only changed files are rewritten)."""
+               templates: tuple[Path, ...], option_pairs: tuple[str, ...], package: str | None,
+               list_outputs: bool, depfile: Path | None) -> None:
+    """Render a template pack for a spec into DIR (only changed files are rewritten; files an earlier
+    render wrote that this one does not produce are removed)."""
     options = _parse_options(option_pairs, package)
     packs = discover(templates)
     if lang not in packs:
         raise click.BadParameter(f"no pack {lang!r} (available: {', '.join(sorted(packs))})", param_hint="--lang")
-    spec = _load(spec_arg, strict)
+    pack = packs[lang]
+    spec_path = resolve(spec_arg)
+    spec = load_spec(spec_path, strict=strict)
+    files = with_manifest(pack, spec, render(pack, spec, options))
+    if list_outputs:
+        for rel in files:
+            click.echo(str(out / rel))
+        return
+    if depfile is not None and not check:
+        # the manifest is the stamp: the one target, refreshed by every render (write_tree below)
+        deps = [str(spec_path), *(str(p) for p in pack_files(pack))]
+        write_file(depfile, depfile_text([str(out / manifest_name(pack))], deps).encode("utf-8"))
     _warn_count(spec)
-    files = render(packs[lang], spec, options)
+    stale = stale_files(out, pack, files) if out.is_dir() else []
     if check:
         diff = check_tree(out, files)
-        if diff:
+        missing = [rel for rel in files if not (out / rel).is_file()]
+        if diff or stale:
             sys.stdout.write(diff)
-            click.echo(f"amqgen: {out} is out of date with {spec.name} (run render without --check)", err=True)
+            for rel in stale:
+                click.echo(f"stale: {out / rel} (generated earlier, no longer produced)")
+            problems = [f"{n} {what}" for n, what in ((len(missing), "missing"), (len(stale), "stale"),
+                                                       (_count_changed(out, files, missing), "changed")) if n]
+            click.echo(f"amqgen: {out} is out of date with {spec.name} ({', '.join(problems)}; "
+                       "run render without --check)", err=True)
             sys.exit(1)
         click.echo(f"{out}: {len(files)} files up to date")
         return
     report = write_tree(out, files)
-    click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+    os.utime(out / manifest_name(pack))  # the stamp says when render last ran, even when nothing changed
+    removed = remove_stale(out, stale)
+    for rel in removed:
+        click.echo(f"removed stale {out / rel}")
+    click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged"
+               + (f", {len(removed)} removed" if removed else ""))
+
+
+def _count_changed(out: Path, files: dict[str, bytes], missing: list[str]) -> int:
+    return sum(1 for rel, data in files.items() if rel not in missing and (out / rel).read_bytes() != data)
 
 
 @main.command(name="specs")
@@ -197,6 +240,38 @@ def packs_cmd(templates: tuple[Path, ...]) -> None:
     """List the template packs render --lang accepts."""
     for name, p in sorted(discover(templates).items()):
         click.echo(f"{name:<12} {p.language:<7} {len(p.outputs):>3} outputs  {p.root}  {p.description}")
+
+
+@main.command(name="vectors")
+@spec_option
+@strict_option
+@click.option("--dialect", default="rabbitmq", metavar="rabbitmq|qpid", help="Field-table dialect (default rabbitmq).")
+@click.option("--out", "out", default=None, type=click.Path(path_type=Path), help="Output file ('-': stdout).")
+@click.option("--json-schema", "as_schema", is_flag=True, help="The JSON Schema of the corpus document.")
+@reporting
+def vectors_cmd(spec_arg: str | None, strict: bool, dialect: str, out: Path | None, as_schema: bool) -> None:
+    """Write the conformance corpus of a spec: method, properties, frame and table cases with their exact
+    octets, and malformed octets with the kind of error a decoder must raise (docs/vectors.md)."""
+    from . import vectors
+    from .errors import UsageError
+
+    if as_schema:
+        click.echo(json.dumps(vectors.json_schema(), indent=2))
+        return
+    if out is None:
+        raise UsageError("--out FILE is required ('-' writes to stdout)")
+    if dialect not in vectors.DIALECTS:
+        raise UsageError(f"--dialect must be one of {', '.join(vectors.DIALECTS)}, not {dialect!r}")
+    spec = _load(spec_arg, strict)
+    doc = vectors.corpus(spec, dialect)
+    text = vectors.dumps(doc)
+    if str(out) == "-":
+        sys.stdout.write(text)
+        return
+    report = write_file(out, text.encode("utf-8"))
+    _warn_count(spec)
+    counts = ", ".join(f"{len(doc[k])} {k}" for k in ("methods", "properties", "frames", "tables", "malformed"))
+    click.echo(f"{out}: {'written' if report else 'unchanged'} ({counts} cases)")
 
 
 DOCS_PACKS = {"html": "docs-html", "markdown": "docs-markdown"}

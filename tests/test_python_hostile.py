@@ -242,7 +242,7 @@ def test_invalid_utf8_in_property_and_table_key(amqp091: ModuleType) -> None:
     with pytest.raises(exc.InvalidUTF8Error):
         amqp091.properties.BasicProperties.decode(props)
     entry = b"\x02\xc3\x28" + b"t\x01"
-    with pytest.raises(exc.TableError):  # every malformed table raises TableError (README)
+    with pytest.raises(exc.InvalidUTF8Error):  # a key is a short string: the corpus's invalid-utf8 kind
         amqp091.table.decode_table(struct.pack(">I", len(entry)) + entry)
 
 
@@ -274,7 +274,8 @@ def test_table_length_runs_past_its_frame(amqp091: ModuleType) -> None:
         amqp091.methods.decode_method(method_payload(50, 10, args))
     with pytest.raises(exc.DecodeError):
         feed_all(amqp091, frame(1, 1, method_payload(50, 10, args)))
-    with pytest.raises(exc.TableError):
+    # the input ends inside the table: the corpus's "truncated" kind, not a malformed table
+    with pytest.raises(exc.TruncatedError):
         amqp091.table.decode_table(struct.pack(">I", 500) + b"\x01at\x01")
 
 
@@ -314,8 +315,10 @@ def test_table_entries_malformed(amqp091: ModuleType, body: bytes) -> None:
 
 def test_array_malformed(amqp091: ModuleType) -> None:
     exc = amqp091.exceptions
-    for data in (struct.pack(">I", 9) + b"t\x01", struct.pack(">I", 2) + b"Z\x00", b"\x00\x00"):
-        with pytest.raises(exc.TableError):
+    with pytest.raises(exc.TableError):  # an unknown type code inside the array
+        amqp091.table.decode_array(struct.pack(">I", 2) + b"Z\x00")
+    for data in (struct.pack(">I", 9) + b"t\x01", b"\x00\x00"):  # the input ends inside the array
+        with pytest.raises(exc.TruncatedError):
             amqp091.table.decode_array(data)
 
 

@@ -483,7 +483,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "properties": props,
             "structs": method_structs,
             "methods_all": sort_all(
-                ["METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class"]
+                ["CLASS_IDS", "METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class", "unknown_method"]
                 + [pm.cls for pm in methods]
             ),
             "bit_tables": sorted(
