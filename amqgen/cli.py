@@ -313,5 +313,68 @@ def diff_cmd(old_arg: str, new_arg: str, as_json: bool) -> None:
     sys.exit(1 if d.breaking else 0)
 
 
+class _TrafficGroup(click.Group):
+    """`amqgen traffic CAPTURE...` decodes; `amqgen traffic report DIR` is the one subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["decode", *args]
+        return super().parse_args(ctx, args)
+
+
+@main.group(name="traffic", cls=_TrafficGroup)
+def traffic_cmd() -> None:
+    """Decode AMQP captures into Parquet on Spark (`amqgen traffic CAPTURE... --out DIR`), and
+    render a report of the result (`amqgen traffic report DIR --out report.html`)."""
+
+
+@traffic_cmd.command(name="decode")
+@click.argument("captures", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@spec_option
+@strict_option
+@click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]: embedded, every core).")
+@click.option("--port", "ports", multiple=True, type=click.IntRange(1, 65535), metavar="N",
+              help="A TCP port AMQP is on (repeatable; default 5672). Other ports: found by the protocol header.")
+@click.option("--policy", default="rabbitmq", metavar="rabbitmq|portable|spec", help="Assert check policy.")
+@click.option("--bodies", is_flag=True, help="Keep message bodies in the messages dataset.")
+@click.option("--split-size", "split_mb", default=16, type=click.IntRange(1, 4096), metavar="MB",
+              help="Largest part of a capture one task reads (default 16).")
+@click.option("--conf", "conf_pairs", multiple=True, metavar="KEY=VALUE", help="A Spark configuration setting.")
+@reporting
+def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: str | None, strict: bool, master: str | None,
+                   ports: tuple[int, ...], policy: str, bodies: bool, split_mb: int, conf_pairs: tuple[str, ...]) -> None:
+    """Decode AMQP captures (pcap, pcapng, gzip; files or directories) into Parquet datasets under DIR:
+    frames, messages, connections, violations, and summary.json."""
+    from .errors import UsageError
+    from .traffic import POLICIES, traffic_run
+
+    if policy not in POLICIES:
+        raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
+    conf = _parse_options(conf_pairs, None)
+    spec = _load(spec_arg, strict)
+    _warn_count(spec)
+    problems = traffic_run(list(captures), out, spec, master=master, ports=ports, policy=policy, bodies=bodies,
+                           split_size=split_mb << 20, conf=conf)
+    if problems:
+        click.echo(f"amqgen traffic: {problems} input(s) skipped or damaged (listed above); {out} holds the rest",
+                   err=True)
+        sys.exit(2)
+
+
+@traffic_cmd.command(name="report")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="The HTML file to write.")
+@click.option("--docs", "docs_url", default="reference/index.html", metavar="URL",
+              help="Where the spec's reference page (`amqgen docs`) is, for links to rules.")
+@reporting
+def traffic_report(directory: Path, out: Path, docs_url: str) -> None:
+    """One self-contained HTML page with charts of a traffic output directory."""
+    from .traffic.report import report
+
+    write_file(out, report(directory, docs_url).encode("utf-8"))
+    click.echo(f"{out}: written")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

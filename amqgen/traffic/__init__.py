@@ -1,0 +1,67 @@
+"""The traffic pipeline: AMQP captures -> Parquet, decoded with the codec rendered from the spec.
+
+One module per stage: :mod:`capture` (file formats, record index, link/IP/TCP layers),
+:mod:`reassembly` (TCP streams), :mod:`framing` (frames, decoded by the generated codec),
+:mod:`conformance` (spec checks and contents), :mod:`session` (the stages wired per connection),
+:mod:`records` (the datasets' columns), :mod:`job` (Spark: the only module importing pyspark),
+:mod:`summary` and :mod:`report` (what a person reads). docs/traffic.md is the user's guide.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from ..errors import AmqgenError, UsageError
+from ..model import Spec
+
+POLICIES = ("rabbitmq", "portable", "spec")
+
+
+def _requirements() -> None:
+    try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+    except ImportError as e:
+        raise UsageError(f"amqgen traffic needs PySpark and pyarrow ({e.name} is missing): "
+                         "pip install 'amqgen[traffic]'") from None
+    if shutil.which("java") is None and not _java_home():
+        raise UsageError("amqgen traffic needs a Java runtime for Spark (JDK 17 or later): "
+                         "apt-get install openjdk-17-jre-headless, or set JAVA_HOME")
+
+
+def _java_home() -> bool:
+    import os
+
+    home = os.environ.get("JAVA_HOME")
+    return bool(home) and Path(home, "bin", "java").exists()
+
+
+def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | None, ports: tuple[int, ...],
+                policy: str, bodies: bool, split_size: int, conf: dict[str, str]) -> int:
+    """Run the job, print the summary table; return how many inputs were skipped or damaged."""
+    import click
+
+    _requirements()
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").is_file())):
+        raise UsageError(f"{out} exists and is not an amqgen traffic output directory; choose another --out")
+    from . import job, summary
+    from .session import Options
+
+    options = Options(ports=frozenset(ports or (spec.port,)), policy=policy, bodies=bodies)
+
+    def progress(line: str) -> None:
+        click.echo(line, err=True)
+
+    try:
+        result = job.run(captures, out, spec, master=master, options=options, part_size=split_size, conf=conf,
+                         progress=progress)
+    except job.TrafficError as e:
+        raise AmqgenError(f"amqgen traffic: {e}") from None
+    except Exception as e:
+        if type(e).__module__.startswith(("py4j", "pyspark")):
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise AmqgenError(f"amqgen traffic: Spark failed: {type(e).__name__}: {first}") from None
+        raise
+    click.echo(summary.table(result))
+    return len(result["skipped"])

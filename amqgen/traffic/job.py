@@ -1,0 +1,310 @@
+"""The Spark job: the only module that imports pyspark.
+
+1. The driver finds the capture files, inflates gzip ones into the staging directory, and indexes
+   every file into parts of whole records (:mod:`capture`).
+2. A Python data source (``pyspark.sql.datasource``) turns each part into a partition; executors
+   read it and yield Arrow batches of TCP segments.
+3. The segments are repartitioned by connection and sorted by capture order (file, packet), so
+   one task sees each connection whole and in order; Spark spills that sort to disk when it must.
+4. ``mapInArrow`` runs :class:`session.Connection` over each connection: reassembly, framing and
+   decoding with the codec rendered from ``--spec`` (shipped to the executors as a zip), checks.
+   Its output is one row per frame, message, connection or violation, persisted once.
+5. Each dataset is written as Parquet; the summary is computed from them with Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from . import capture, records
+from .codec import Codec, SpecFacts, load
+from .session import Connection, Options, Rows
+
+_ARROW = {
+    "string": pa.string(), "int": pa.int32(), "long": pa.int64(), "bool": pa.bool_(),
+    "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(),
+}
+_DDL = {"string": "string", "int": "int", "long": "bigint", "bool": "boolean", "ts": "timestamp", "binary": "binary"}
+
+KINDS = tuple(records.DATASETS)  # frames, messages, connections, violations
+_STRUCTS = {k: pa.struct([pa.field(n, _ARROW[t]) for n, t, _ in cols]) for k, cols in records.DATASETS.items()}
+OUT_SCHEMA = pa.schema([pa.field("kind", pa.int8()), *(pa.field(k, _STRUCTS[k]) for k in KINDS)])
+OUT_DDL = "kind tinyint, " + ", ".join(
+    f"{k} struct<{', '.join(f'{n}: {_DDL[t]}' for n, t, _ in cols)}>" for k, cols in records.DATASETS.items())
+
+SEGMENT_DDL = ("conn string, file_rank int, packet bigint, ts bigint, src string, dst string, seq bigint, "
+               "ack bigint, flags int, payload binary, missing int")
+_SEGMENT_SCHEMA = pa.schema([
+    ("conn", pa.string()), ("file_rank", pa.int32()), ("packet", pa.int64()), ("ts", pa.int64()),
+    ("src", pa.string()), ("dst", pa.string()), ("seq", pa.int64()), ("ack", pa.int64()), ("flags", pa.int32()),
+    ("payload", pa.binary()), ("missing", pa.int32()),
+])
+_BATCH = 8192
+
+
+# -- stage 2: the capture data source -------------------------------------------------------------
+class PartPartition(InputPartition):
+    def __init__(self, part: dict[str, Any]) -> None:
+        super().__init__(part)
+
+
+class CaptureReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.parts = json.loads(options["parts"])
+
+    def partitions(self) -> list[InputPartition]:
+        return [PartPartition(p) for p in self.parts]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        p = dict(partition.value)
+        p["links"] = tuple(tuple(x) for x in p["links"])
+        part = capture.Part(**p)
+        cols: list[list[Any]] = [[] for _ in range(11)]
+        for s in capture.read_part(part):
+            conn = f"{s.src}|{s.dst}" if s.src < s.dst else f"{s.dst}|{s.src}"
+            for col, v in zip(cols, (conn, s.file_rank, s.packet, s.ts, s.src, s.dst, s.seq, s.ack, s.flags,
+                                     s.payload, s.missing), strict=True):
+                col.append(v)
+            if len(cols[0]) >= _BATCH:
+                yield pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _SEGMENT_SCHEMA)],
+                                                 schema=_SEGMENT_SCHEMA)
+                cols = [[] for _ in range(11)]
+        if cols[0]:
+            yield pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _SEGMENT_SCHEMA)],
+                                             schema=_SEGMENT_SCHEMA)
+
+
+class CaptureSource(DataSource):
+    """``spark.read.format("amqgen-capture").option("parts", JSON)``: TCP segments of capture parts."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "amqgen-capture"
+
+    def schema(self) -> str:
+        return SEGMENT_DDL
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return CaptureReader(dict(self.options))
+
+
+# -- stage 4: connections -> rows ------------------------------------------------------------------
+def _batches(rows: Rows) -> Iterator[pa.RecordBatch]:
+    for i, kind in enumerate(KINDS):
+        got: list[tuple[Any, ...]] = getattr(rows, kind)
+        if not got:
+            continue
+        cols = list(zip(*got, strict=True))
+        struct = pa.StructArray.from_arrays(
+            [pa.array(c, f.type) for c, f in zip(cols, _STRUCTS[kind], strict=True)], fields=list(_STRUCTS[kind]))
+        n = len(got)
+        arrays = [pa.array([i] * n, pa.int8())]
+        for k in KINDS:
+            arrays.append(struct if k == kind else pa.nulls(n, _STRUCTS[k]))
+        yield pa.RecordBatch.from_arrays(arrays, schema=OUT_SCHEMA)
+        got.clear()
+
+
+def decode_partition(facts: SpecFacts, options: Options, files: list[str]) -> Callable[
+        [Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        codec: Codec = load(facts)
+        rows = Rows()
+        current: str | None = None
+        conn: Connection | None = None
+        for batch in batches:
+            d = batch.to_pydict()
+            for key, rank, packet, ts, src, dst, seq, ack, flags, payload, missing in zip(
+                    d["conn"], d["file_rank"], d["packet"], d["ts"], d["src"], d["dst"], d["seq"], d["ack"],
+                    d["flags"], d["payload"], d["missing"], strict=True):
+                if key != current:
+                    if conn is not None:
+                        conn.finish()
+                    current = key
+                    conn = Connection(codec, options, files, rows)
+                assert conn is not None
+                conn.segment(capture.Segment(rank, packet, ts, src, dst, seq, ack, flags, payload, missing))
+            if len(rows) >= _BATCH:
+                yield from _batches(rows)
+        if conn is not None:
+            conn.finish()
+        yield from _batches(rows)
+
+    return run
+
+
+# -- the driver ------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    files: list[str]  # by rank
+    parts: list[capture.Part]
+    packets: int
+    octets: int
+
+
+def spark_session(master: str | None, conf: dict[str, str], staging: Path) -> SparkSession:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    log4j = staging / "log4j2.properties"
+    log4j.write_text(
+        "rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\nappender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n")
+    b = (SparkSession.builder.master(master or "local[*]").appName("amqgen traffic")
+         .config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "true")
+         .config("spark.pyspark.python", sys.executable)
+         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j}")
+         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_BATCH)))
+    if not master or master.startswith("local"):
+        b = b.config("spark.driver.memory", "2g")
+    for k, v in conf.items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+_SHIPPED: dict[int, set[str]] = {}
+
+
+def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> None:
+    """Zip the rendered codec and amqgen's own Python modules, and add both to every executor."""
+    import amqgen
+
+    shipped = _SHIPPED.setdefault(id(spark.sparkContext), set())
+    for root, pkg in ((codec_root, package), (Path(amqgen.__file__).resolve().parent.parent, "amqgen")):
+        if pkg in shipped:  # a context takes each file name once; the same spec gives the same package
+            continue
+        shipped.add(pkg)
+        z = staging / f"{pkg}.zip"
+        with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted((root / pkg).rglob("*.py")):
+                zf.write(f, f.relative_to(root).as_posix())
+        spark.sparkContext.addPyFile(str(z))
+    if str(codec_root) not in sys.path:  # the driver imports it too (the summary names frame types)
+        sys.path.insert(0, str(codec_root))
+
+
+def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options) -> DataFrame:
+    spark.dataSource.register(CaptureSource)
+    parts = json.dumps([asdict(p) for p in plan.parts])
+    segments = spark.read.format("amqgen-capture").option("parts", parts).load()
+    n = max(spark.sparkContext.defaultParallelism, -(-plan.octets // (32 << 20)))
+    ordered = segments.repartition(n, "conn").sortWithinPartitions("conn", "file_rank", "packet")
+    return ordered.mapInArrow(decode_partition(facts, options, plan.files), OUT_DDL)
+
+
+def write(out: DataFrame, target: Path, progress: Callable[[str], None]) -> dict[str, DataFrame]:
+    """Write the four datasets under ``target``; return them (read back from Parquet)."""
+    spark = out.sparkSession
+    frames: dict[str, DataFrame] = {}
+    for i, kind in enumerate(KINDS):
+        progress(f"writing {kind}")
+        ds = out.where(F.col("kind") == i).select(f"{kind}.*")
+        if kind in ("connections", "violations"):
+            ds = ds.coalesce(1)
+        ds.write.mode("error").parquet(str(target / kind))
+        frames[kind] = spark.read.parquet(str(target / kind))
+    return frames
+
+
+def summarise(ds: dict[str, DataFrame]) -> dict[str, Any]:
+    """The summary.json object, computed by Spark from the written datasets."""
+    def counts(df: DataFrame, *cols: str) -> list[tuple[Any, ...]]:
+        rows = df.groupBy(*cols).count().collect()
+        return sorted((tuple(r[c] for c in cols) + (r["count"],) for r in rows), key=lambda t: [str(x) for x in t])
+
+    frames, conns = ds["frames"], ds["connections"]
+    bytes_row = conns.agg(F.sum("bytes_client").alias("c"), F.sum("bytes_server").alias("s"),
+                          F.sum("gaps").alias("g"), F.sum("packets").alias("p")).collect()[0]
+    return {
+        "frames": frames.count(),
+        "frames_by_type": {t: n for t, n in counts(frames, "frame_type")},
+        "methods_by_direction": [
+            {"method": m, "direction": d, "count": n}
+            for m, d, n in counts(frames.where(F.col("method").isNotNull()), "method", "direction")],
+        "connections": conns.count(),
+        "messages": ds["messages"].count(),
+        "bytes": {"client": int(bytes_row["c"] or 0), "server": int(bytes_row["s"] or 0)},
+        "packets": int(bytes_row["p"] or 0),
+        "gaps": int(bytes_row["g"] or 0),
+        "decode_errors": frames.where(F.col("error").isNotNull()).count(),
+        "violations": ds["violations"].count(),
+        "violations_by_kind": {k: n for k, n in counts(ds["violations"], "kind")},
+    }
+
+
+# -- the whole run ---------------------------------------------------------------------------------
+class TrafficError(Exception):
+    """The run could not produce an output directory (nothing readable, or Spark failed)."""
+
+
+def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None, options: Options | None = None,
+        part_size: int = 16 << 20, conf: dict[str, str] | None = None,
+        progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """Decode ``captures`` into ``out``; return the summary. ``out`` appears whole or not at all."""
+    import shutil
+    import tempfile
+    import time
+
+    from . import inputs
+    from .codec import package_name, render_codec, spec_facts
+
+    options = options or Options()
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    target = staging / "out"
+    started = time.monotonic()
+    try:
+        progress(f"amqgen traffic: indexing {len(captures)} input(s)")
+        plan_in = inputs.prepare(captures, staging / "work", part_size)
+        for line in plan_in.problems:
+            progress(line)
+        if not plan_in.parts:
+            raise TrafficError("no capture could be read" + ("" if plan_in.problems else " (no input files)"))
+        progress(f"amqgen traffic: {len(plan_in.files)} file(s), {plan_in.packets} packets, "
+                 f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.name} codec")
+        package = package_name(spec)
+        codec_root = staging / "work" / "codec"
+        render_codec(spec, codec_root)
+        facts = spec_facts(spec, package)
+        progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
+        spark = spark_session(master, conf or {}, staging / "work")
+        ship(spark, codec_root, package, staging / "work")
+        plan = Plan(plan_in.files, plan_in.parts, plan_in.packets, plan_in.octets)
+        progress("amqgen traffic: reading, reassembling and decoding")
+        decoded = decode(spark, plan, facts, options).persist()
+        try:
+            datasets = write(decoded, target, lambda m: progress(f"amqgen traffic: {m}"))
+            progress("amqgen traffic: summarising")
+            summary = summarise(datasets)
+        finally:
+            decoded.unpersist()
+        summary.update({
+            "format": "amqgen-traffic-summary", "version": 1, "spec": spec.name, "spec_sha256": spec.sha256,
+            "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets,
+            "seconds": round(time.monotonic() - started, 3),
+        })
+        (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        if out.exists():
+            if not (out / "summary.json").is_file():
+                raise TrafficError(f"{out} exists and is not an amqgen traffic output; choose another --out")
+            shutil.rmtree(out)
+        os.replace(target, out)
+        return summary
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -1,0 +1,145 @@
+"""The four output datasets: their columns, types and meaning (docs/traffic.md prints these).
+
+Kinds: ``string``, ``int`` (32-bit), ``long`` (64-bit), ``bool``, ``ts`` (UTC timestamp,
+microseconds), ``binary``. Decoded values that vary by method or class (arguments, properties,
+peer properties) are a JSON object per row, encoded by :func:`to_json`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+Column = tuple[str, str, str]  # name, kind, meaning
+
+FRAMES: tuple[Column, ...] = (
+    ("file", "string", "capture file the frame's last octet was read from"),
+    ("packet", "long", "packet number in that file (1-based, as tshark counts) of the frame's last octet"),
+    ("ts", "ts", "that packet's timestamp"),
+    ("connection", "string", "connection id: client ip:port > server ip:port"),
+    ("direction", "string", "client-to-server or server-to-client"),
+    ("stream_offset", "long", "offset of the frame's first octet in its direction's byte stream"),
+    ("channel", "int", "channel number"),
+    ("frame_type", "string", "method, header, body, heartbeat or protocol-header; the type octet for others"),
+    ("size", "long", "payload octets (the frame is 8 more)"),
+    ("class_id", "int", "method frames: class id; header frames: the content class id"),
+    ("method_id", "int", "method frames: method id"),
+    ("method", "string", "method frames: the spec's name, e.g. basic.publish"),
+    ("arguments", "string", "method frames: JSON object of the decoded arguments, by the codec's field names"),
+    ("content_class", "string", "header frames: the content class name, e.g. basic"),
+    ("body_size", "long", "header frames: the body size the header announces"),
+    ("properties", "string", "header frames: JSON object of the properties present"),
+    ("error", "string", "why the frame could not be decoded (the codec's exception class and message)"),
+)
+
+MESSAGES: tuple[Column, ...] = (
+    ("connection", "string", "connection id"),
+    ("direction", "string", "who sent the content"),
+    ("channel", "int", "channel number"),
+    ("method", "string", "the content method: basic.publish, basic.deliver, basic.get-ok, basic.return"),
+    ("exchange", "string", "the method's exchange argument, when it has one"),
+    ("routing_key", "string", "the method's routing-key argument, when it has one"),
+    ("delivery_tag", "long", "the method's delivery-tag argument, when it has one"),
+    ("consumer_tag", "string", "the method's consumer-tag argument, when it has one"),
+    ("content_class", "string", "the content header's class name"),
+    ("properties", "string", "JSON object of the content header's properties"),
+    ("body_size", "long", "body size the content header announced"),
+    ("body_received", "long", "body octets that arrived in body frames"),
+    ("complete", "bool", "header and every body octet arrived, nothing else in between"),
+    ("body_sha256", "string", "SHA-256 of the received body, hex"),
+    ("body", "binary", "the body itself, only with --bodies"),
+    ("file", "string", "capture file of the method frame"),
+    ("packet", "long", "packet number of the method frame"),
+    ("ts", "ts", "timestamp of the method frame"),
+)
+
+CONNECTIONS: tuple[Column, ...] = (
+    ("connection", "string", "connection id: client > server"),
+    ("client", "string", "client ip:port"),
+    ("server", "string", "server ip:port"),
+    ("protocol_header", "string", "the client's protocol header, e.g. AMQP 0-0-9-1 (null if not captured)"),
+    ("server_protocol_header", "string", "a protocol header the server sent back (refusing the version)"),
+    ("server_properties", "string", "JSON: connection.start server-properties"),
+    ("client_properties", "string", "JSON: connection.start-ok client-properties"),
+    ("mechanism", "string", "connection.start-ok mechanism"),
+    ("virtual_host", "string", "connection.open virtual-host"),
+    ("channel_max", "int", "negotiated: connection.tune-ok channel-max"),
+    ("frame_max", "long", "negotiated: connection.tune-ok frame-max"),
+    ("heartbeat", "int", "negotiated: connection.tune-ok heartbeat (seconds)"),
+    ("first_ts", "ts", "first packet of the connection"),
+    ("last_ts", "ts", "last packet of the connection"),
+    ("packets", "long", "TCP packets with data or SYN/FIN/RST"),
+    ("frames_client", "long", "frames the client sent"),
+    ("frames_server", "long", "frames the server sent"),
+    ("bytes_client", "long", "stream octets the client sent"),
+    ("bytes_server", "long", "stream octets the server sent"),
+    ("close_code", "int", "reply code of connection.close"),
+    ("close_text", "string", "reply text of connection.close"),
+    ("closed_by", "string", "client or server (connection.close sender), else tcp-fin, tcp-rst or null"),
+    ("gaps", "int", "holes in the capture (segments never captured), both directions"),
+    ("gap_bytes", "long", "octets in those holes"),
+    ("skipped_bytes", "long", "octets passed over to find frame boundaries again"),
+    ("files", "string", "capture files the connection appears in, comma-separated, in order"),
+)
+
+VIOLATIONS: tuple[Column, ...] = (
+    ("connection", "string", "connection id"),
+    ("direction", "string", "who sent the offending frame"),
+    ("channel", "int", "its channel"),
+    ("file", "string", "capture file"),
+    ("packet", "long", "packet number"),
+    ("ts", "ts", "timestamp"),
+    ("kind", "string", "what was broken (docs/traffic.md lists the kinds)"),
+    ("reply_code", "int", "the reply code a peer closes with for it (spec constant)"),
+    ("reply_name", "string", "that constant's name in the spec, e.g. frame-error"),
+    ("rule", "string", "the spec's rule id or field path the violation breaks, where the spec names one"),
+    ("method", "string", "the method involved, when there is one"),
+    ("detail", "string", "a sentence saying what was seen"),
+)
+
+DATASETS: dict[str, tuple[Column, ...]] = {
+    "frames": FRAMES,
+    "messages": MESSAGES,
+    "connections": CONNECTIONS,
+    "violations": VIOLATIONS,
+}
+
+
+def _default(v: Any) -> Any:
+    if isinstance(v, bytes | bytearray | memoryview):
+        return {"bytes": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, Decimal):
+        return {"decimal": str(v)}
+    if isinstance(v, dt.datetime):
+        return v.isoformat().replace("+00:00", "Z")
+    if isinstance(v, float):
+        return {"float": repr(v)}
+    if hasattr(v, "code") and hasattr(v, "value"):  # the codec's Typed(code, value)
+        return {"type": v.code, "value": v.value}
+    raise TypeError(f"cannot encode {type(v).__name__}")
+
+
+_encode = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def to_json(value: Any) -> str:
+    """JSON for decoded values: bytes are {"bytes": base64}, decimals {"decimal": "1.50"},
+    timestamps ISO 8601 UTC strings, NaN and infinities {"float": "nan"}; everything else as is."""
+    try:
+        return _encode(value)
+    except ValueError:  # NaN or an infinity somewhere: spell every float out
+        return json.dumps(_floats(value), default=_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _floats(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"float": repr(v)}
+    if isinstance(v, dict):
+        return {k: _floats(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_floats(x) for x in v]
+    return v

@@ -1,0 +1,239 @@
+"""One TCP connection, from captured segments to output rows: the stages wired together.
+
+segments (capture order) -> a Reassembler per direction -> a Framer per direction -> the Checker
+-> rows of the four datasets (tuples in the column order of :mod:`records`). Plain Python: the
+Spark job calls it per connection, and so can a test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .capture import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
+from .codec import Codec
+from .conformance import C2S, CLIENT, S2C, SERVER, Checker, Message, header_text
+from .framing import Frame, Framer, ProtocolHeader, Skipped
+from .reassembly import DEFAULT_WINDOW, Data, Meta, Reassembler
+from .records import to_json
+
+#: Frames larger than this are taken as a lost frame boundary rather than buffered (16 MiB is far
+#: above any frame_max a broker accepts; RabbitMQ caps it at 128 KiB by default).
+DEFAULT_MAX_FRAME = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Options:
+    ports: frozenset[int] = frozenset((5672,))
+    policy: str = "rabbitmq"
+    bodies: bool = False
+    window: int = DEFAULT_WINDOW
+    max_frame: int = DEFAULT_MAX_FRAME
+
+
+class Rows:
+    """Output rows of the four datasets."""
+
+    def __init__(self) -> None:
+        self.frames: list[tuple[Any, ...]] = []
+        self.messages: list[tuple[Any, ...]] = []
+        self.connections: list[tuple[Any, ...]] = []
+        self.violations: list[tuple[Any, ...]] = []
+
+    def __len__(self) -> int:
+        return len(self.frames) + len(self.messages) + len(self.connections) + len(self.violations)
+
+
+def _port(endpoint: str) -> int:
+    return int(endpoint.rpartition(":")[2])
+
+
+class Connection:
+    """Both directions of one TCP connection. Feed it segments in capture order, then ``finish``."""
+
+    def __init__(self, codec: Codec, options: Options, files: Sequence[str], rows: Rows) -> None:
+        self.codec = codec
+        self.options = options
+        self.files = files
+        self.rows = rows
+        self.client: str | None = None
+        self.server: str | None = None
+        self.amqp: bool | None = None  # None: not decided yet (a port we were not told about)
+        self._held: list[Segment] = []
+        self._syn_from: str | None = None
+        self.checker = Checker(codec, options.policy, options.bodies)
+        self.streams = (Reassembler(options.window), Reassembler(options.window))
+        self.framers = (Framer(codec, options.max_frame), Framer(codec, options.max_frame))
+        self.frame_counts = [0, 0]
+        self.packets = 0
+        self.first_ts: int | None = None
+        self.last_ts = 0
+        self.last_meta: Meta = (0, 0, 0)
+        self.file_ranks: list[int] = []
+        self.client_header: bytes | None = None
+        self.server_header: bytes | None = None
+        self.tcp_end: str | None = None
+        self.skipped = 0
+        self.id = ""
+        self._method_frame = codec.frames.MethodFrame
+        self._header_frame = codec.frames.HeaderFrame
+
+    # -- which side is which, and is it AMQP at all ------------------------------------------
+    def segment(self, seg: Segment) -> None:
+        if self.amqp is False:
+            return
+        if self.amqp is None and not self._decide(seg):
+            self._held.append(seg)
+            return
+        self._feed(seg)
+
+    def _decide(self, seg: Segment) -> bool:
+        ports = self.options.ports
+        if seg.flags & TCP_SYN and not seg.flags & TCP_ACK:
+            self._syn_from = seg.src
+        listed_dst, listed_src = _port(seg.dst) in ports, _port(seg.src) in ports
+        if listed_dst != listed_src:
+            self._roles(seg.dst if listed_dst else seg.src, seg)
+        elif seg.payload:
+            # not on a port we were told about: AMQP if the first octets are a protocol header
+            if not seg.payload.startswith(self.codec.protocol_header[:4]):
+                self.amqp = False
+                self._held.clear()
+                return False
+            client = self._syn_from or seg.src
+            self._roles(seg.dst if client == seg.src else seg.src, seg)
+        else:
+            return False
+        held, self._held = self._held, []
+        for s in held:
+            self._feed(s)
+        return True
+
+    def _roles(self, server: str, seg: Segment) -> None:
+        self.server = server
+        self.client = seg.src if seg.dst == server else seg.dst
+        self.id = f"{self.client}>{self.server}"
+        self.amqp = True
+
+    # -- data --------------------------------------------------------------------------------
+    def _feed(self, seg: Segment) -> None:
+        meta: Meta = (seg.file_rank, seg.packet, seg.ts)
+        self.packets += 1
+        if self.first_ts is None:
+            self.first_ts = seg.ts
+        self.last_ts = max(self.last_ts, seg.ts)
+        self.last_meta = meta
+        if not self.file_ranks or self.file_ranks[-1] != seg.file_rank:
+            if seg.file_rank not in self.file_ranks:
+                self.file_ranks.append(seg.file_rank)
+        if seg.flags & (TCP_FIN | TCP_RST) and self.tcp_end is None:
+            self.tcp_end = "tcp-rst" if seg.flags & TCP_RST else "tcp-fin"
+        d = CLIENT if seg.src == self.client else SERVER
+        for ev in self.streams[d].feed(seg.seq, seg.flags, seg.payload, seg.missing, meta):
+            items = self.framers[d].data(ev.data, ev.meta) if type(ev) is Data else self.framers[d].gap(ev.size, ev.meta)
+            self._items(d, items)
+
+    def _items(self, d: int, items: Iterable[Frame | ProtocolHeader | Skipped]) -> None:
+        frames = self.rows.frames
+        checker = self.checker
+        direction = (C2S, S2C)[d]
+        names = self.codec.frame_names
+        files = self.files
+        cid = self.id
+        for it in items:
+            if type(it) is Frame:
+                rank, packet, ts = it.meta
+                dec = it.decoded
+                ftype = it.ftype
+                row: tuple[Any, ...]
+                if dec is None:
+                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
+                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None,
+                           f"{it.error_kind}: {it.error}")
+                elif type(dec) is self._method_frame:
+                    m = dec[1]
+                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "method",
+                           it.size, m.CLASS_ID, m.METHOD_ID, m.NAME,
+                           to_json({f: getattr(m, f) for f in m.FIELDS}), None, None, None, None)
+                elif type(dec) is self._header_frame:
+                    props = dec[3]
+                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "header",
+                           it.size, dec[1], None, None, None, self.codec.class_names.get(dec[1]), dec[2],
+                           to_json(_props(props)), None)
+                else:
+                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
+                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, None)
+                frames.append(row)
+                self.frame_counts[d] += 1
+                checker.frame(d, it)
+            elif type(it) is ProtocolHeader:
+                rank, packet, ts = it.meta
+                frames.append((files[rank], packet, ts // 1000, cid, direction, it.offset, None, "protocol-header",
+                               8, None, None, None, None, None, None, None, None))
+                if d == CLIENT:
+                    self.client_header = self.client_header or it.header
+                else:
+                    self.server_header = self.server_header or it.header
+                self.frame_counts[d] += 1
+                checker.protocol_header(d, it.header, it.meta)
+            elif type(it) is Skipped:
+                self.skipped += it.size
+
+    # -- the end -----------------------------------------------------------------------------
+    def finish(self) -> None:
+        if not self.amqp:
+            return
+        for d in (CLIENT, SERVER):
+            for ev in self.streams[d].flush():
+                items = self.framers[d].data(ev.data, ev.meta) if type(ev) is Data else self.framers[d].gap(ev.size, ev.meta)
+                self._items(d, items)
+            self._items(d, self.framers[d].end(self.last_meta))
+        self.checker.end()
+        self._emit()
+
+    def _emit(self) -> None:
+        files, cid, rows = self.files, self.id, self.rows
+        bodies = self.options.bodies
+        for msg in self.checker.messages:
+            rows.messages.append(_message_row(msg, files, cid, bodies))
+        for v in self.checker.violations:
+            rank, packet, ts = v.meta
+            rows.violations.append((cid, v.direction, v.channel, files[rank], packet, ts // 1000, v.kind,
+                                    v.reply_code, v.reply_name, v.rule, v.method, v.detail))
+        s = self.checker.state
+        gaps = self.streams[0].gaps + self.streams[1].gaps
+        gap_bytes = self.streams[0].gap_bytes + self.streams[1].gap_bytes
+        rows.connections.append((
+            cid, self.client, self.server,
+            header_text(self.client_header) if self.client_header else None,
+            header_text(self.server_header) if self.server_header else None,
+            None if s.server_properties is None else to_json(s.server_properties),
+            None if s.client_properties is None else to_json(s.client_properties),
+            s.mechanism, s.virtual_host, s.channel_max, s.frame_max, s.heartbeat,
+            (self.first_ts or 0) // 1000, self.last_ts // 1000, self.packets,
+            self.frame_counts[0], self.frame_counts[1], self.framers[0].octets, self.framers[1].octets,
+            s.close_code, s.close_text, s.closed_by or self.tcp_end, gaps, gap_bytes, self.skipped,
+            ",".join(files[r] for r in self.file_ranks),
+        ))
+
+
+def _props(props: Any) -> dict[str, Any]:
+    return {f: v for f in props.FIELDS if (v := getattr(props, f)) is not None}
+
+
+def _arg(m: Any, name: str) -> Any:
+    return getattr(m, name) if name in m.FIELDS else None
+
+
+def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool) -> tuple[Any, ...]:
+    c = msg.content
+    m = c.method
+    rank, packet, ts = c.meta
+    return (
+        cid, msg.direction, msg.channel, m.NAME, _arg(m, "exchange"), _arg(m, "routing_key"), _arg(m, "delivery_tag"),
+        _arg(m, "consumer_tag"), c.class_name, None if c.properties is None else to_json(_props(c.properties)),
+        c.body_size, c.received, msg.complete, c.digest.hexdigest(),
+        b"".join(c.parts) if bodies and c.parts is not None else None,
+        files[rank], packet, ts // 1000,
+    )
