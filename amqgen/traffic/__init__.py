@@ -34,7 +34,7 @@ def _java_home() -> bool:
     import os
 
     home = os.environ.get("JAVA_HOME")
-    return bool(home) and Path(home, "bin", "java").exists()
+    return home is not None and Path(home, "bin", "java").exists()
 
 
 def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | None, ports: tuple[int, ...],

@@ -176,7 +176,7 @@ def _tsresol(opts: bytes, endian: str) -> int:
             break
         if code == 9 and length >= 1:
             v = opts[off + 4]
-            return 2 ** (v & 0x7F) if v & 0x80 else 10 ** v
+            return int(2 ** (v & 0x7F) if v & 0x80 else 10 ** v)
         off += 4 + ((length + 3) & ~3)
     return 1_000_000
 

@@ -161,12 +161,14 @@ class Checker:
     # -- frames ------------------------------------------------------------------------------
     def frame(self, direction: int, f: Frame) -> None:
         ch = f.channel
-        if f.decoded is None:
+        if f.error is not None:
             kind = _ERROR_KIND.get(f.error_kind or "", "malformed")
             if f.ftype == self._heartbeat and ch:
                 kind = "heartbeat-channel"
-            self.violation(direction, ch, f.meta, kind, f.error or "")
-            return
+            method = f.decoded[1].NAME if f.decoded is not None and f.ftype == self._method else None
+            self.violation(direction, ch, f.meta, kind, f.error, method)
+            if f.decoded is None:
+                return
         limit = self.state.frame_max
         if limit and f.size + 8 > limit:
             self.violation(direction, ch, f.meta, "frame-size",

@@ -107,7 +107,8 @@ class Framer:
 
     # -- work ----------------------------------------------------------------------------------
     def _meta_at(self, offset: int) -> Meta:
-        """The packet that carried stream octet ``offset``."""
+        """The packet that carried buffered octet ``offset``."""
+        offset += self.base
         for end, meta in self._metas:
             if end > offset:
                 return meta
@@ -170,9 +171,9 @@ class Framer:
                 self._flush_run(buf, run_start, run, out)
                 run, run_start = [], -1
                 out.append(self._decode_one(buf, off, end, ftype, channel, size))
-                # the size may be what was wrong: look for the next boundary from here on
+                # the size may be what was wrong: make sure a frame boundary follows before trusting it
                 self.synced = False
-                off += 1
+                off = end + 1
                 continue
             if run_start < 0:
                 run_start = off
@@ -198,7 +199,7 @@ class Framer:
         stop = last_off + 8 + last_size
         try:
             decoded = self.reader.feed(buf[start:stop])
-        except Exception:
+        except Exception:  # noqa: BLE001 -- any failure is narrowed to its frame below
             decoded = None
         if decoded is None or len(decoded) != len(run):
             for off, ftype, channel, size in run:
@@ -211,16 +212,22 @@ class Framer:
         self.frames += len(run)
 
     def _decode_one(self, buf: bytes, off: int, end: int, ftype: int, channel: int, size: int) -> Frame:
+        """Decode one frame alone. A wrong frame-end octet is reported, and the payload decoded anyway."""
         self.frames += 1
         meta = self._meta_at(end)
+        bad_end = buf[end] != self.end_octet
+        data = buf[off:end] + bytes((self.end_octet,)) if bad_end else buf[off:end + 1]
         try:
-            got = self.reader.feed(buf[off:end + 1])
+            got = self.reader.feed(data)
             if len(got) != 1:
                 raise ValueError(f"{len(got)} frames where one was expected")
-            return Frame(self.base + off, meta, ftype, channel, size, got[0], None, None)
-        except Exception as e:  # every decode error, typed by the codec: hostile input
+        except Exception as e:  # noqa: BLE001 -- hostile bytes: even a codec bug costs one frame, not the job
             self.reader = self.codec.frames.FrameReader(0)
             return Frame(self.base + off, meta, ftype, channel, size, None, str(e) or type(e).__name__, type(e).__name__)
+        if bad_end:
+            return Frame(self.base + off, meta, ftype, channel, size, got[0],
+                         f"frame-end octet is {buf[end]:#04x}, not {self.end_octet:#04x}", "FrameEndError")
+        return Frame(self.base + off, meta, ftype, channel, size, got[0], None, None)
 
     def _plausible(self, buf: bytes, off: int, total: int) -> int | None:
         """The end of a plausible frame at ``off`` (index of its frame-end octet), -1 if more input

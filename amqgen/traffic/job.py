@@ -29,8 +29,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from . import capture, records
-from .codec import Codec, SpecFacts, load
-from .session import Connection, Options, Rows
+from .codec import SpecFacts, load
+from .session import Options, Rows, connection_key, decode_sorted
 
 _ARROW = {
     "string": pa.string(), "int": pa.int32(), "long": pa.int64(), "bool": pa.bool_(),
@@ -67,13 +67,13 @@ class CaptureReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         return [PartPartition(p) for p in self.parts]
 
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         p = dict(partition.value)
         p["links"] = tuple(tuple(x) for x in p["links"])
         part = capture.Part(**p)
         cols: list[list[Any]] = [[] for _ in range(11)]
         for s in capture.read_part(part):
-            conn = f"{s.src}|{s.dst}" if s.src < s.dst else f"{s.dst}|{s.src}"
+            conn = connection_key(s)
             for col, v in zip(cols, (conn, s.file_rank, s.packet, s.ts, s.src, s.dst, s.seq, s.ack, s.flags,
                                      s.payload, s.missing), strict=True):
                 col.append(v)
@@ -119,28 +119,18 @@ def _batches(rows: Rows) -> Iterator[pa.RecordBatch]:
 
 def decode_partition(facts: SpecFacts, options: Options, files: list[str]) -> Callable[
         [Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        codec: Codec = load(facts)
-        rows = Rows()
-        current: str | None = None
-        conn: Connection | None = None
+    def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, capture.Segment]]:
+        Segment = capture.Segment
         for batch in batches:
             d = batch.to_pydict()
-            for key, rank, packet, ts, src, dst, seq, ack, flags, payload, missing in zip(
-                    d["conn"], d["file_rank"], d["packet"], d["ts"], d["src"], d["dst"], d["seq"], d["ack"],
-                    d["flags"], d["payload"], d["missing"], strict=True):
-                if key != current:
-                    if conn is not None:
-                        conn.finish()
-                    current = key
-                    conn = Connection(codec, options, files, rows)
-                assert conn is not None
-                conn.segment(capture.Segment(rank, packet, ts, src, dst, seq, ack, flags, payload, missing))
-            if len(rows) >= _BATCH:
-                yield from _batches(rows)
-        if conn is not None:
-            conn.finish()
-        yield from _batches(rows)
+            for key, *seg in zip(d["conn"], d["file_rank"], d["packet"], d["ts"], d["src"], d["dst"], d["seq"],
+                                 d["ack"], d["flags"], d["payload"], d["missing"], strict=True):
+                yield key, Segment(*seg)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = Rows()
+        for full in decode_sorted(load(facts), options, files, keyed(batches), rows, _BATCH):
+            yield from _batches(full)
 
     return run
 
@@ -154,19 +144,13 @@ class Plan:
     octets: int
 
 
-def spark_session(master: str | None, conf: dict[str, str], staging: Path) -> SparkSession:
+def spark_session(master: str | None, conf: dict[str, str]) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    log4j = staging / "log4j2.properties"
-    log4j.write_text(
-        "rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-        "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
-        "appender.console.layout.type = PatternLayout\nappender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n")
     b = (SparkSession.builder.master(master or "local[*]").appName("amqgen traffic")
          .config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "true")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log4j}")
          .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_BATCH)))
     if not master or master.startswith("local"):
         b = b.config("spark.driver.memory", "2g")
@@ -283,7 +267,7 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
         render_codec(spec, codec_root)
         facts = spec_facts(spec, package)
         progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
-        spark = spark_session(master, conf or {}, staging / "work")
+        spark = spark_session(master, conf or {})
         ship(spark, codec_root, package, staging / "work")
         plan = Plan(plan_in.files, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: reading, reassembling and decoding")
@@ -296,7 +280,7 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
             decoded.unpersist()
         summary.update({
             "format": "amqgen-traffic-summary", "version": 1, "spec": spec.name, "spec_sha256": spec.sha256,
-            "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets,
+            "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,
             "seconds": round(time.monotonic() - started, 3),
         })
         (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")

@@ -124,14 +124,13 @@ class Connection:
             self.first_ts = seg.ts
         self.last_ts = max(self.last_ts, seg.ts)
         self.last_meta = meta
-        if not self.file_ranks or self.file_ranks[-1] != seg.file_rank:
-            if seg.file_rank not in self.file_ranks:
-                self.file_ranks.append(seg.file_rank)
+        if seg.file_rank not in self.file_ranks:
+            self.file_ranks.append(seg.file_rank)
         if seg.flags & (TCP_FIN | TCP_RST) and self.tcp_end is None:
             self.tcp_end = "tcp-rst" if seg.flags & TCP_RST else "tcp-fin"
         d = CLIENT if seg.src == self.client else SERVER
         for ev in self.streams[d].feed(seg.seq, seg.flags, seg.payload, seg.missing, meta):
-            items = self.framers[d].data(ev.data, ev.meta) if type(ev) is Data else self.framers[d].gap(ev.size, ev.meta)
+            items = self.framers[d].data(ev.data, ev.meta) if isinstance(ev, Data) else self.framers[d].gap(ev.size, ev.meta)
             self._items(d, items)
 
     def _items(self, d: int, items: Iterable[Frame | ProtocolHeader | Skipped]) -> None:
@@ -147,23 +146,23 @@ class Connection:
                 dec = it.decoded
                 ftype = it.ftype
                 row: tuple[Any, ...]
+                error = None if it.error is None else f"{it.error_kind}: {it.error}"
                 if dec is None:
                     row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None,
-                           f"{it.error_kind}: {it.error}")
+                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, error)
                 elif type(dec) is self._method_frame:
                     m = dec[1]
                     row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "method",
                            it.size, m.CLASS_ID, m.METHOD_ID, m.NAME,
-                           to_json({f: getattr(m, f) for f in m.FIELDS}), None, None, None, None)
+                           to_json({f: getattr(m, f) for f in m.FIELDS}), None, None, None, error)
                 elif type(dec) is self._header_frame:
                     props = dec[3]
                     row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "header",
                            it.size, dec[1], None, None, None, self.codec.class_names.get(dec[1]), dec[2],
-                           to_json(_props(props)), None)
+                           to_json(_props(props)), error)
                 else:
                     row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, None)
+                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, error)
                 frames.append(row)
                 self.frame_counts[d] += 1
                 checker.frame(d, it)
@@ -186,7 +185,7 @@ class Connection:
             return
         for d in (CLIENT, SERVER):
             for ev in self.streams[d].flush():
-                items = self.framers[d].data(ev.data, ev.meta) if type(ev) is Data else self.framers[d].gap(ev.size, ev.meta)
+                items = self.framers[d].data(ev.data, ev.meta) if isinstance(ev, Data) else self.framers[d].gap(ev.size, ev.meta)
                 self._items(d, items)
             self._items(d, self.framers[d].end(self.last_meta))
         self.checker.end()
@@ -237,3 +236,39 @@ def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool) -> 
         b"".join(c.parts) if bodies and c.parts is not None else None,
         files[rank], packet, ts // 1000,
     )
+
+
+def connection_key(seg: Segment) -> str:
+    """The same key for both directions of a TCP connection."""
+    return f"{seg.src}|{seg.dst}" if seg.src < seg.dst else f"{seg.dst}|{seg.src}"
+
+
+def decode_sorted(codec: Codec, options: Options, files: Sequence[str], keyed: Iterable[tuple[str, Segment]],
+                  rows: Rows, flush_at: int = 0) -> Iterable[Rows]:
+    """Run connections over segments grouped by key and in capture order within a key (what the
+    Spark job's sort gives); yield ``rows`` whenever it holds ``flush_at`` rows or more (0: only at
+    the end), for the caller to drain."""
+    current: str | None = None
+    conn: Connection | None = None
+    for key, seg in keyed:
+        if key != current:
+            if conn is not None:
+                conn.finish()
+            current = key
+            conn = Connection(codec, options, files, rows)
+        assert conn is not None
+        conn.segment(seg)
+        if flush_at and len(rows) >= flush_at:
+            yield rows
+    if conn is not None:
+        conn.finish()
+    yield rows
+
+
+def decode_segments(codec: Codec, options: Options, files: Sequence[str], segments: Iterable[Segment]) -> Rows:
+    """Everything in memory, without Spark: sort, then decode (for tests and small tools)."""
+    keyed = sorted(((connection_key(s), s) for s in segments), key=lambda ks: (ks[0], ks[1].file_rank, ks[1].packet))
+    rows = Rows()
+    for _ in decode_sorted(codec, options, files, keyed, rows):
+        pass
+    return rows

@@ -13,11 +13,11 @@ def _rows(title: str, pairs: list[tuple[str, Any]]) -> list[str]:
 
 
 def table(s: dict[str, Any]) -> str:
-    lines = [
+    lines = [(
         f"files {len(s['files'])}, packets {s['packets']}, connections {s['connections']}, "
         f"frames {s['frames']}, messages {s['messages']}, "
         f"bytes {s['bytes']['client']} client->server / {s['bytes']['server']} server->client, "
-        f"gaps {s['gaps']}, decode errors {s['decode_errors']}, violations {s['violations']}",
+        f"gaps {s['gaps']}, decode errors {s['decode_errors']}, violations {s['violations']}"),
     ]
     lines += _rows("frames by type", sorted(s["frames_by_type"].items()))
     by_method: dict[str, list[int]] = {}
