@@ -17,7 +17,7 @@ from typing import Any
 import amqp  # py-amqp, celery's client
 import pika
 
-from traffic_tools import Recorder
+from traffic_tools import Recorder, keep_connections_with
 
 RUN = "amqgen-traffic-" + uuid.uuid4().hex[:10]
 BROKER = ("127.0.0.1", 5672)
@@ -94,6 +94,7 @@ def record_clean(path: Path) -> dict[str, Any]:
             t.start()
         for t in threads:
             t.join(120)
+    keep_connections_with(path, RUN.encode())
     return results
 
 
@@ -178,6 +179,7 @@ def record_violations(path: Path, c: Any) -> list[str]:
         r.send(msg[:head_end] + body)
         r.close()
         expected.append("body-size")
+    keep_connections_with(path, RUN.encode())
     return expected
 
 

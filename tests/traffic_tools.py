@@ -252,3 +252,52 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def synth_capture(path: Path, talk: list[tuple[str, bytes]], client_port: int = 40000, server_port: int = 5672,
+                  mss: int = 1400) -> None:
+    """A capture of one TCP connection made up here: handshake, then each (``"c"`` or ``"s"``, bytes)
+    sent as segments of at most ``mss`` octets, then FINs. For traffic no broker would carry."""
+    eth = b"\x00" * 12 + b"\x08\x00"
+
+    def seg(src: int, dst: int, seq: int, ack: int, flags: int, payload: bytes) -> bytes:
+        tcp = struct.pack(">HHIIBBHHH", src, dst, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0)
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0, 0x4000, 64, 6, 0,
+                         b"\x7f\x00\x00\x01", b"\x7f\x00\x00\x01")
+        return eth + ip + tcp + payload
+
+    seqs = {"c": 1000, "s": 900000}
+    ports = {"c": (client_port, server_port), "s": (server_port, client_port)}
+    ts = 1_700_000_000 * 10**9
+    recs: list[Rec] = []
+
+    def add(side: str, flags: int, payload: bytes = b"") -> None:
+        nonlocal ts
+        other = "s" if side == "c" else "c"
+        recs.append(Rec(ts, seg(*ports[side], seqs[side], seqs[other], flags, payload)))
+        seqs[side] += len(payload) + (1 if flags & 0x03 else 0)
+        ts += 1000
+
+    add("c", 0x02)
+    add("s", 0x12)
+    add("c", 0x10)
+    for side, data in talk:
+        for i in range(0, len(data), mss):
+            add(side, 0x18, data[i:i + mss])
+    add("c", 0x11)
+    add("s", 0x11)
+    write_pcap(path, 1, recs)
+
+
+def keep_connections_with(path: Path, marker: bytes, server_port: int = 5672) -> None:
+    """Rewrite a loopback capture keeping only the TCP connections whose data contains ``marker``:
+    the broker is shared, and other test runs talk to it while a test records."""
+    link, recs = read_pcap(path)
+    pkts = packets(recs)
+
+    def client(p: Pkt) -> int:
+        sport, dport = struct.unpack_from(">HH", p.tcp, 0)
+        return int(dport if sport == server_port else sport)
+
+    ours = {client(p) for p in pkts if marker in p.payload}
+    write_pcap(path, link, [r for r, p in zip(recs, pkts, strict=True) if client(p) in ours])

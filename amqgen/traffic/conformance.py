@@ -45,6 +45,8 @@ from .reassembly import Meta
 C2S, S2C = "client-to-server", "server-to-client"
 CLIENT, SERVER = 0, 1  # index of a direction in per-direction pairs
 
+_MAX_PENDING = 16  # requests remembered per channel and direction
+
 REPLY_CONSTANT = {
     "frame-end": "frame-error",
     "frame-size": "frame-error",
@@ -98,6 +100,7 @@ class Content:
     received: int = 0
     digest: Any = field(default_factory=hashlib.sha256)
     parts: list[bytes] | None = None
+    broken: bool = False  # a frame of it could not be decoded
 
 
 @dataclass
@@ -134,7 +137,8 @@ class Checker:
         self.messages: list[Message] = []
         self.state = Negotiated()
         self._contents: dict[tuple[int, int], Content] = {}  # (direction index, channel)
-        self._pending: dict[tuple[int, int], Any] = {}  # (requester index, channel) -> request method
+        self._pending: dict[tuple[int, int], list[Any]] = {}  # (requester index, channel) -> requests
+        self._early: dict[tuple[int, int], tuple[Any, Meta]] = {}  # (requester index, channel) -> reply
         c = codec.constants
         self._method, self._header, self._body, self._heartbeat = (
             c.FRAME_METHOD, c.FRAME_HEADER, c.FRAME_BODY, c.FRAME_HEARTBEAT)
@@ -168,6 +172,9 @@ class Checker:
             method = f.decoded[1].NAME if f.decoded is not None and f.ftype == self._method else None
             self.violation(direction, ch, f.meta, kind, f.error, method)
             if f.decoded is None:
+                content = self._contents.get((direction, ch))
+                if content is not None and f.ftype in (self._header, self._body):
+                    content.broken = True  # its body frames say nothing more
                 return
         limit = self.state.frame_max
         if limit and f.size + 8 > limit:
@@ -202,20 +209,41 @@ class Checker:
         # synchronous requests and their replies
         other = 1 - direction
         if type(m) in self._replies:
-            request = self._pending.pop((other, ch), None)
-            if request is not None and type(m) not in request.RESPONSES:
-                allowed = ", ".join(r.NAME for r in request.RESPONSES)
-                self.violation(direction, ch, meta, "response",
-                               f"{request.NAME} answered by {name}, not by {allowed}", name)
-        if m.SYNCHRONOUS and m.RESPONSES and not getattr(m, "no_wait", False):
-            self._pending[key] = m
+            waiting = self._pending.get((other, ch))
+            if waiting:
+                self._answered(waiting, m, direction, ch, meta)
+            else:
+                # a reply before its request: the capture has the two directions out of order (or the
+                # request was before the capture began); the next request on the channel may claim it
+                self._early[(other, ch)] = (m, meta)
+        if m.SYNCHRONOUS and m.RESPONSES and not (getattr(m, "no_wait", False) or getattr(m, "nowait", False)):
+            early = self._early.pop(key, None)
+            if early is None or type(early[0]) not in m.RESPONSES:  # (an early reply it does not fit: stale)
+                waiting = self._pending.setdefault(key, [])
+                waiting.append(m)
+                del waiting[:-_MAX_PENDING]
         if m.HAS_CONTENT:
             self._contents[key] = Content(m, meta, parts=[] if self.keep_bodies else None)
         self._connection_method(direction, ch, m)
 
+    def _answered(self, waiting: list[Any], reply: Any, direction: int, ch: int, meta: Meta) -> None:
+        """``reply`` answers the oldest request waiting on the channel. A peer sends one at a time;
+        more than one waits only when the capture has the two directions out of order, so a reply
+        that fits a later request is taken as that one's."""
+        for i, request in enumerate(waiting):
+            if type(reply) in request.RESPONSES:
+                del waiting[i]
+                return
+        request = waiting.pop(0)
+        allowed = ", ".join(r.NAME for r in request.RESPONSES)
+        self.violation(direction, ch, meta, "response",
+                       f"{request.NAME} answered by {reply.NAME}, not by {allowed}", reply.NAME)
+
     def _interrupted(self, direction: int, ch: int, content: Content, meta: Meta, by: str) -> None:
         name = content.method.NAME
-        if content.body_size is None:
+        if content.broken:
+            pass
+        elif content.body_size is None:
             self.violation(direction, ch, meta, "content-interleaved",
                            f"{by} arrived before the content header of {name}", by)
         else:
@@ -249,6 +277,8 @@ class Checker:
         content = self._contents.get((direction, ch))
         if ch == 0:
             self.violation(direction, ch, meta, "channel", "a content body frame on channel 0")
+        if content is not None and content.broken:
+            return
         if content is None or content.body_size is None:
             what = "before the content header" if content is not None else "with no content method"
             self.violation(direction, ch, meta, "unexpected-content", f"a content body frame {what}")

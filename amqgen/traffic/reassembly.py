@@ -58,7 +58,7 @@ class Reassembler:
         out: list[Event] = []
         if flags & TCP_SYN:
             seq = (seq + 1) & (_MOD - 1)  # the SYN takes one sequence number
-            if self.next_seq is None or not payload:
+            if self.next_seq is None:  # (a SYN captured after data it preceded changes nothing)
                 self.next_seq = seq
         length = len(payload) + missing
         if not length:
