@@ -13,9 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from amqgen.traffic import capture
-from amqgen.traffic.records import CONNECTIONS, FRAMES, MESSAGES, VIOLATIONS
 from traffic_fixtures import DATA, live_capture, ours_as_oracle, pipeline, rows_as_dicts, violations_capture
 from traffic_tools import (
     Pkt,
@@ -36,6 +33,9 @@ from traffic_tools import (
     write_pcap,
     write_pcapng,
 )
+
+from amqgen.traffic import capture
+from amqgen.traffic.records import CONNECTIONS, FRAMES, MESSAGES, VIOLATIONS
 
 pytestmark = pytest.mark.broker
 
@@ -288,7 +288,7 @@ def test_rotation_mid_connection(tmp: Any, tmp_path: Path) -> None:
     base = decode(tmp, [src])
     rows = pipeline(tmp).run(list(reversed(files)))  # ranked by first timestamp, not by argument order
     del rows
-    import amqgen.traffic.inputs as inputs
+    from amqgen.traffic import inputs
 
     prepared = inputs.prepare(list(reversed(files)), tmp_path / "staging", 1 << 20)
     assert prepared.files == [str(f) for f in files] and not prepared.problems

@@ -16,7 +16,6 @@ from typing import Any
 
 import amqp  # py-amqp, celery's client
 import pika
-
 from traffic_tools import Recorder, keep_connections_with
 
 RUN = "amqgen-traffic-" + uuid.uuid4().hex[:10]
@@ -145,7 +144,7 @@ class RawClient:
 
 def record_violations(path: Path, c: Any) -> list[str]:
     """One connection per deliberate error; returns the kinds expected, in order."""
-    m, f, k = c.methods, c.frames, c.constants
+    m, f = c.methods, c.frames
     q = f"{RUN}-v"
     props = c.properties.BasicProperties(content_type="text/plain")
     expected = []

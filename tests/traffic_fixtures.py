@@ -11,11 +11,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from amqgen.lower import load_spec
-from amqgen.traffic import capture, codec, session
 from pytarget import SPEC_091_EXT, import_package
 from traffic_clients import record_clean, record_violations
 from traffic_tools import OFrame
+
+from amqgen.lower import load_spec
+from amqgen.traffic import capture, codec, session
 
 DATA = Path(__file__).resolve().parent / "data" / "traffic"
 

@@ -36,8 +36,9 @@ class Recorder:
     def __init__(self, path: Path, port: int = 5672, snaplen: int = 0) -> None:
         self.path, self.port, self.snaplen = path, port, snaplen
 
-    def __enter__(self) -> Recorder:
-        cmd = [need("tcpdump"), "-i", "lo", "-B", "65536", "-U", "-n", "-Z", "root", "-w", str(self.path), f"tcp port {self.port}"]
+    def __enter__(self) -> Recorder:  # noqa: PYI034
+        cmd = [need("tcpdump"), "-i", "lo", "-B", "65536", "-U", "-n", "-Z", "root", "-w", str(self.path),
+               f"tcp port {self.port}"]
         if self.snaplen:
             cmd[1:1] = ["-s", str(self.snaplen)]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
@@ -89,7 +90,7 @@ def tshark_frames(path: Path, ports: tuple[int, ...] = (5672,)) -> list[OFrame]:
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     frames: list[OFrame] = []
     for line in out.splitlines():
-        num, sport, dport, types, chans, mclass, mmeth, hclass, bsize, tlen = (line.split("\t") + [""] * 10)[:10]
+        num, sport, dport, types, chans, mclass, mmeth, hclass, bsize, _ = (line.split("\t") + [""] * 10)[:10]
 
         def ints(s: str) -> list[int]:
             return [int(x) for x in s.split(",") if x]
