@@ -65,6 +65,9 @@ def pyamqp_session(name: str, n: int) -> int:
     while (msg := ch.basic_get(q)) is not None:
         ch.basic_ack(msg.delivery_tag)
         got += 1
+    # attacker-controlled text for the report to escape (unroutable: the broker drops it)
+    ch.basic_publish(amqp.Message(b"<b>body</b>", application_headers={"x-evil": "<img src=x onerror=alert(1)>"}),
+                     routing_key='<script>alert("rk")</script>')
     ch.tx_select()
     ch.basic_publish(amqp.Message(b"in a transaction"), routing_key=q)
     ch.tx_commit()

@@ -34,9 +34,10 @@ from .session import Options, Rows, connection_key, decode_sorted
 
 _ARROW = {
     "string": pa.string(), "int": pa.int32(), "long": pa.int64(), "bool": pa.bool_(),
-    "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(),
+    "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(), "strings": pa.list_(pa.string()),
 }
-_DDL = {"string": "string", "int": "int", "long": "bigint", "bool": "boolean", "ts": "timestamp", "binary": "binary"}
+_DDL = {"string": "string", "int": "int", "long": "bigint", "bool": "boolean", "ts": "timestamp", "binary": "binary",
+        "strings": "array<string>"}
 
 KINDS = tuple(records.DATASETS)  # frames, messages, connections, violations
 _STRUCTS = {k: pa.struct([pa.field(n, _ARROW[t]) for n, t, _ in cols]) for k, cols in records.DATASETS.items()}
@@ -151,7 +152,10 @@ def spark_session(master: str | None, conf: dict[str, str]) -> SparkSession:
          .config("spark.ui.showConsoleProgress", "true")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_BATCH)))
+         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_BATCH))
+         # Parquet's own microsecond UTC timestamps rather than Spark's legacy INT96
+         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+         .config("spark.sql.session.timeZone", "UTC"))
     if not master or master.startswith("local"):
         b = b.config("spark.driver.memory", "2g")
     for k, v in conf.items():
@@ -276,6 +280,15 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
             datasets = write(decoded, target, lambda m: progress(f"amqgen traffic: {m}"))
             progress("amqgen traffic: summarising")
             summary = summarise(datasets)
+            seen: set[str] = set()
+            for row in datasets["connections"].select(F.explode("files").alias("f")).distinct().collect():
+                seen.add(row["f"])
+            for name in plan.files:
+                if name not in seen:
+                    line = f"{name}: error: no AMQP connection found (ports {', '.join(map(str, sorted(options.ports)))}" \
+                           " and any port whose data starts with a protocol header)"
+                    progress(line)
+                    plan_in.problems.append(line)
         finally:
             decoded.unpersist()
         summary.update({

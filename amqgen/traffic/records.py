@@ -1,7 +1,7 @@
 """The four output datasets: their columns, types and meaning (docs/traffic.md prints these).
 
 Kinds: ``string``, ``int`` (32-bit), ``long`` (64-bit), ``bool``, ``ts`` (UTC timestamp,
-microseconds), ``binary``. Decoded values that vary by method or class (arguments, properties,
+microseconds), ``binary``, ``strings`` (a list of strings). Decoded values that vary by method or class (arguments, properties,
 peer properties) are a JSON object per row, encoded by :func:`to_json`.
 """
 
@@ -83,7 +83,7 @@ CONNECTIONS: tuple[Column, ...] = (
     ("gaps", "int", "holes in the capture (segments never captured), both directions"),
     ("gap_bytes", "long", "octets in those holes"),
     ("skipped_bytes", "long", "octets passed over to find frame boundaries again"),
-    ("files", "string", "capture files the connection appears in, comma-separated, in order"),
+    ("files", "strings", "capture files the connection appears in, in order"),
 )
 
 VIOLATIONS: tuple[Column, ...] = (

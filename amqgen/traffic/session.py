@@ -213,7 +213,7 @@ class Connection:
             (self.first_ts or 0) // 1000, self.last_ts // 1000, self.packets,
             self.frame_counts[0], self.frame_counts[1], self.framers[0].octets, self.framers[1].octets,
             s.close_code, s.close_text, s.closed_by or self.tcp_end, gaps, gap_bytes, self.skipped,
-            ",".join(files[r] for r in self.file_ranks),
+            [files[r] for r in self.file_ranks],
         ))
 
 

@@ -1,0 +1,236 @@
+"""`amqgen traffic` for real: the Spark job in local mode and on a standalone master + worker the test
+starts from the installed PySpark, the Parquet it writes (checked against tshark and against the
+plain-Python stages), bad input through the CLI, and the report page in headless Chromium.
+
+One local SparkSession serves the module; the standalone run is a second `amqgen traffic` process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from test_docs import browser, console_errors  # noqa: F401 -- the module's Chromium fixture
+from traffic_fixtures import DATA, live_capture, ours_as_oracle, pipeline, rows_as_dicts, violations_capture
+from traffic_tools import free_port, synth_capture, tshark_frames
+
+from amqgen.cli import main
+from amqgen.traffic import records
+from pytarget import SPEC_091_EXT
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return tmp_path_factory
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from amqgen.traffic.job import spark_session
+
+    s = spark_session("local[2]", {})
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp: Any) -> list[Path]:
+    return [live_capture(tmp), violations_capture(tmp)[0], DATA / "pika-small.pcap"]
+
+
+@pytest.fixture(scope="module")
+def local_out(tmp: Any, spark: Any, inputs: list[Path]) -> Path:
+    """`amqgen traffic` through the CLI, in this process (so on the module's local SparkSession)."""
+    out = tmp.mktemp("local") / "out"
+    result = CliRunner().invoke(main, ["traffic", *map(str, inputs), "--out", str(out), "--spec", SPEC_091_EXT,
+                                       "--split-size", "1"])
+    assert result.exit_code == 0, result.output
+    assert "frames by type:" in result.output and "violations by kind:" in result.output
+    return out
+
+
+def table(out: Path, name: str) -> list[dict[str, Any]]:
+    return pq.read_table(out / name).to_pylist()
+
+
+def test_datasets_have_the_documented_schemas(local_out: Path) -> None:
+    kinds = {"string": "string", "int": "int32", "long": "int64", "bool": "bool", "ts": "timestamp[us, tz=UTC]",
+             "binary": "binary", "strings": "list<element: string>"}
+    for name, cols in records.DATASETS.items():
+        schema = pq.read_schema(next((local_out / name).glob("*.parquet")))
+        assert [(f.name, str(f.type)) for f in schema] == [(c, kinds[k]) for c, k, _ in cols], name
+    summary = json.loads((local_out / "summary.json").read_text())
+    assert summary["format"] == "amqgen-traffic-summary" and summary["skipped"] == []
+    assert summary["frames"] == len(table(local_out, "frames"))
+    assert summary["violations_by_kind"] == {"body-size": 1, "channel": 1, "frame-end": 1, "frame-size": 1}
+
+
+def test_spark_output_matches_tshark_per_file(local_out: Path, inputs: list[Path]) -> None:
+    frames = table(local_out, "frames")
+    for path in inputs:
+        mine = [f for f in frames if f["file"] == str(path)]
+        assert ours_as_oracle(mine) == Counter(tshark_frames(path)), path.name
+
+
+def test_spark_output_equals_the_plain_stages(tmp: Any, local_out: Path, inputs: list[Path]) -> None:
+    """The job's partitioning, shuffle and sort change nothing: same rows as one process reading it all."""
+    plain = pipeline(tmp).run(inputs)
+    for name, cols in records.DATASETS.items():
+        got = table(local_out, name)
+        want = rows_as_dicts(getattr(plain, name), cols)
+        for row in want:  # what Parquet gives back: timestamps as datetimes
+            for c, kind, _ in cols:
+                if kind == "ts" and row[c] is not None:
+                    row[c] = _ts(row[c])
+        assert sorted(map(_key, got)) == sorted(map(_key, want)), name
+
+
+def _ts(us: int) -> Any:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(us // 1_000_000, dt.UTC).replace(microsecond=us % 1_000_000)
+
+
+def _key(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+# -- bad input ------------------------------------------------------------------------------------------
+def test_bad_inputs_are_listed_and_the_rest_decoded(tmp: Any, spark: Any, tmp_path: Path) -> None:
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "good.pcap").write_bytes((DATA / "pika-small.pcap").read_bytes())
+    (d / "notes.txt").write_text("not a capture\n")
+    raw = (DATA / "violations.pcap").read_bytes()
+    (d / "truncated.pcap").write_bytes(raw[: len(raw) * 2 // 3])
+    synth_capture(d / "http.pcap", [("c", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), ("s", b"HTTP/1.1 200 OK\r\n\r\n")],
+                  server_port=8080)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["traffic", str(d), str(tmp_path / "missing.pcap"), "--out", str(out),
+                                       "--spec", SPEC_091_EXT])
+    assert result.exit_code == 2, result.output
+    err = result.stderr if hasattr(result, "stderr") else result.output
+    lines = [ln for ln in err.splitlines() if ": error: " in ln]
+    assert len(lines) == 4 and "Traceback" not in result.output, err
+    assert any("notes.txt: error: not a pcap or pcapng capture" in ln for ln in lines)
+    assert any("truncated.pcap: error: truncated record" in ln and "packets before it were read" in ln for ln in lines)
+    assert any("http.pcap: error: no AMQP connection found" in ln for ln in lines)
+    assert any("missing.pcap: error: no such file or directory" in ln for ln in lines)
+    # what could be read is there: the good file whole, the truncated one up to the damage
+    files = {f["file"] for f in table(out, "frames")}
+    assert files == {str(d / "good.pcap"), str(d / "truncated.pcap")}
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["skipped"]) == 4
+
+
+def test_nothing_readable_writes_nothing(spark: Any, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pcap"
+    bad.write_text("nope")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["traffic", str(bad), "--out", str(out)])
+    assert result.exit_code == 2 and "no capture could be read" in result.output and "Traceback" not in result.output
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+    other = tmp_path / "taken"
+    other.mkdir()
+    (other / "precious.txt").write_text("keep me")
+    result = CliRunner().invoke(main, ["traffic", str(DATA / "pika-small.pcap"), "--out", str(other)])
+    assert result.exit_code == 2 and "is not an amqgen traffic output" in result.output
+    assert (other / "precious.txt").read_text() == "keep me"
+
+
+# -- a Spark standalone cluster -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def standalone(tmp: Any) -> Iterator[str]:
+    import pyspark
+
+    spark_class = Path(pyspark.__file__).parent / "bin" / "spark-class"
+    assert spark_class.is_file(), "PySpark's bin/spark-class is missing"
+    port, work = free_port(), tmp.mktemp("spark-work")
+    env = {**os.environ, "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work), "PYSPARK_PYTHON": sys.executable}
+    url = f"spark://127.0.0.1:{port}"
+    procs = [subprocess.Popen([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                               "--port", str(port), "--webui-port", str(free_port())],
+                              env=env, stdout=subprocess.DEVNULL, stderr=open(work / "master.log", "w"),
+                              start_new_session=True)]
+    try:
+        _wait_for(work / "master.log", "I have been elected leader")
+        procs.append(subprocess.Popen([str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host",
+                                       "127.0.0.1", "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
+                                       "--work-dir", str(work)],
+                                      env=env, stdout=subprocess.DEVNULL, stderr=open(work / "worker.log", "w"),
+                                      start_new_session=True))
+        _wait_for(work / "worker.log", "Successfully registered with master")
+        yield url
+    finally:
+        for p in reversed(procs):
+            os.killpg(p.pid, signal.SIGTERM)
+        for p in procs:
+            p.wait(30)
+
+
+def _wait_for(log: Path, text: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"{text!r} not in {log}:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def test_standalone_cluster_gives_identical_parquet(tmp: Any, standalone: str, local_out: Path,
+                                                     inputs: list[Path]) -> None:
+    out = tmp.mktemp("cluster") / "out"
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", *map(str, inputs), "--out", str(out),
+                           "--spec", SPEC_091_EXT, "--master", standalone, "--split-size", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"starting Spark ({standalone})" in proc.stderr
+    for name in records.DATASETS:
+        assert sorted(map(_key, table(out, name))) == sorted(map(_key, table(local_out, name))), name
+    a, b = (json.loads((d / "summary.json").read_text()) for d in (out, local_out))
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+
+
+# -- the report page ---------------------------------------------------------------------------------------
+def test_report_in_chromium(local_out: Path, tmp_path: Path, browser: Any) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    page = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["traffic", "report", str(local_out), "--out", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert "<script" not in html.lower().replace("&lt;script", "")  # no script at all, and none injected
+    browser.get(page.as_uri())
+    assert console_errors(browser) == []
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    charts = browser.find_elements(By.CSS_SELECTOR, "figure.chart svg")
+    assert len(charts) >= 7
+    assert all(c.size["width"] > 100 and c.size["height"] > 20 for c in charts)
+    marks = browser.execute_script("return document.querySelectorAll('svg rect, svg polyline').length")
+    assert marks > 50
+    # strings from the traffic are text, never markup: the routing key and header py-amqp sent
+    assert browser.find_elements(By.CSS_SELECTOR, "img") == []
+    body = browser.execute_script("return document.body.textContent")
+    assert '<script>alert("rk")</script>' in body
+    # violations link to the spec's reference page
+    links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "table.violations a")]
+    assert any(h.endswith("#constant.frame-error") for h in links)
+    assert any(h.endswith("#queue.declare") for h in links)
+    bad = tmp_path / "not-an-output"
+    bad.mkdir()
+    result = CliRunner().invoke(main, ["traffic", "report", str(bad), "--out", str(tmp_path / "x.html")])
+    assert result.exit_code == 2 and "not an amqgen traffic output" in result.output
