@@ -210,28 +210,31 @@ def write(out: DataFrame, target: Path, progress: Callable[[str], None]) -> dict
 
 
 def summarise(ds: dict[str, DataFrame]) -> dict[str, Any]:
-    """The summary.json object, computed by Spark from the written datasets."""
-    def counts(df: DataFrame, *cols: str) -> list[tuple[Any, ...]]:
-        rows = df.groupBy(*cols).count().collect()
-        return sorted((tuple(r[c] for c in cols) + (r["count"],) for r in rows), key=lambda t: [str(x) for x in t])
-
-    frames, conns = ds["frames"], ds["connections"]
-    bytes_row = conns.agg(F.sum("bytes_client").alias("c"), F.sum("bytes_server").alias("s"),
-                          F.sum("gaps").alias("g"), F.sum("packets").alias("p")).collect()[0]
+    """The summary.json object, computed by Spark from the written datasets (one job per dataset)."""
+    by_kind = ds["frames"].groupBy("frame_type", "method", "direction",
+                                   F.col("error").isNotNull().alias("failed")).count().collect()
+    frames_by_type: dict[str, int] = {}
+    methods: dict[tuple[str, str], int] = {}
+    for r in by_kind:
+        frames_by_type[r["frame_type"]] = frames_by_type.get(r["frame_type"], 0) + r["count"]
+        if r["method"] is not None:
+            methods[(r["method"], r["direction"])] = methods.get((r["method"], r["direction"]), 0) + r["count"]
+    conns = ds["connections"].agg(
+        F.count(F.lit(1)).alias("n"), F.sum("bytes_client").alias("c"), F.sum("bytes_server").alias("s"),
+        F.sum("gaps").alias("g"), F.array_distinct(F.flatten(F.collect_list("files"))).alias("files")).collect()[0]
+    violations = {r["kind"]: r["count"] for r in ds["violations"].groupBy("kind").count().collect()}
     return {
-        "frames": frames.count(),
-        "frames_by_type": {t: n for t, n in counts(frames, "frame_type")},
-        "methods_by_direction": [
-            {"method": m, "direction": d, "count": n}
-            for m, d, n in counts(frames.where(F.col("method").isNotNull()), "method", "direction")],
-        "connections": conns.count(),
+        "frames": sum(frames_by_type.values()),
+        "frames_by_type": dict(sorted(frames_by_type.items())),
+        "methods_by_direction": [{"method": m, "direction": d, "count": n} for (m, d), n in sorted(methods.items())],
+        "connections": int(conns["n"]),
         "messages": ds["messages"].count(),
-        "bytes": {"client": int(bytes_row["c"] or 0), "server": int(bytes_row["s"] or 0)},
-        "packets": int(bytes_row["p"] or 0),
-        "gaps": int(bytes_row["g"] or 0),
-        "decode_errors": frames.where(F.col("error").isNotNull()).count(),
-        "violations": ds["violations"].count(),
-        "violations_by_kind": {k: n for k, n in counts(ds["violations"], "kind")},
+        "bytes": {"client": int(conns["c"] or 0), "server": int(conns["s"] or 0)},
+        "gaps": int(conns["g"] or 0),
+        "decode_errors": sum(r["count"] for r in by_kind if r["failed"]),
+        "violations": sum(violations.values()),
+        "violations_by_kind": dict(sorted(violations.items())),
+        "amqp_files": sorted(conns["files"] or []),
     }
 
 
@@ -243,6 +246,11 @@ class TrafficError(Exception):
 def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None, options: Options | None = None,
         part_size: int = 16 << 20, conf: dict[str, str] | None = None,
         progress: Callable[[str], None] = print) -> dict[str, Any]:
+    return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress)
+
+
+def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options: Options, part_size: int,
+         conf: dict[str, str], say: Callable[[str], None]) -> dict[str, Any]:
     """Decode ``captures`` into ``out``; return the summary. ``out`` appears whole or not at all."""
     import shutil
     import tempfile
@@ -251,12 +259,15 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
     from . import inputs
     from .codec import package_name, render_codec, spec_facts
 
-    options = options or Options()
+    started = time.monotonic()
+
+    def progress(line: str) -> None:
+        say(f"{line} [{time.monotonic() - started:.1f} s]" if line.startswith("amqgen traffic:") else line)
+
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     target = staging / "out"
-    started = time.monotonic()
     try:
         progress(f"amqgen traffic: indexing {len(captures)} input(s)")
         plan_in = inputs.prepare(captures, staging / "work", part_size)
@@ -271,7 +282,7 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
         render_codec(spec, codec_root)
         facts = spec_facts(spec, package)
         progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
-        spark = spark_session(master, conf or {})
+        spark = spark_session(master, conf)
         ship(spark, codec_root, package, staging / "work")
         plan = Plan(plan_in.files, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: reading, reassembling and decoding")
@@ -280,9 +291,7 @@ def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None
             datasets = write(decoded, target, lambda m: progress(f"amqgen traffic: {m}"))
             progress("amqgen traffic: summarising")
             summary = summarise(datasets)
-            seen: set[str] = set()
-            for row in datasets["connections"].select(F.explode("files").alias("f")).distinct().collect():
-                seen.add(row["f"])
+            seen = set(summary.pop("amqp_files"))
             for name in plan.files:
                 if name not in seen:
                     line = f"{name}: error: no AMQP connection found (ports {', '.join(map(str, sorted(options.ports)))}" \
