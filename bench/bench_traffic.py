@@ -4,8 +4,8 @@
     .venv/bin/python bench/bench_traffic.py [--sizes 50,100,200] [--dir /tmp/amqgen-bench] [--readme bench/README.md]
 
 1. Records each capture with tcpdump on lo while pika clients talk to the broker on 127.0.0.1:5672:
-   many connections at once (publish with confirms, consume, ack), small (20-300 octets) and large
-   (16-128 KiB) messages. The run's queues carry a unique prefix. Captures are reused when present.
+   many connections at once (publish batches of 200, consume them, one multiple ack), small (20-400
+   octets, 99 %) and large (4-64 KiB, 1 %) messages. The run's queues carry a unique prefix. Captures are reused when present.
 2. Times, in one run on the same files, `amqgen traffic FILE --out DIR --master local[2]` (a fresh
    process: JVM start, indexing, Spark job, Parquet written, summary) and
    `tshark -r FILE -Y amqp -T fields ...` over the same frames (TCP reassembly in and out of order on).
@@ -49,7 +49,7 @@ def client(idx: int, stop: threading.Event, counts: Counter[str]) -> None:
     props = pika.BasicProperties(content_type="application/octet-stream", headers={"n": idx}, delivery_mode=1)
     while not stop.is_set():
         for _ in range(200):
-            size = rnd.randrange(16 << 10, 128 << 10) if rnd.random() < 0.04 else rnd.randrange(20, 300)
+            size = rnd.randrange(4 << 10, 64 << 10) if rnd.random() < 0.01 else rnd.randrange(20, 400)
             ch.basic_publish("", q, big[:size], props)
         counts["published"] += 200
         got, last = 0, 0
@@ -174,6 +174,19 @@ def main() -> None:
         table.append(f"| {name} | {size:.1f} | {frames} | {conns} | {msgs} | {t_o:.1f} | {t_t:.1f} | {frames / t_o:,.0f} "
                      f"| {frames / t_t:,.0f} | {size / t_o:.1f} | {size / t_t:.1f} | {t_t / t_o:.2f} | {t_o / size:.3f} "
                      f"| {'yes' if same else 'NO'} |")
+    if len(rows) >= 2:  # time = fixed + per-MB slope, least squares: the slope is what grows with size
+        fits = []
+        for label, col in (("amqgen traffic", 5), ("tshark", 6)):
+            xs, ys = [r[1] for r in rows], [r[col] for r in rows]
+            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+            slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+            fixed = my - slope * mx
+            worst = max(abs(y - (fixed + slope * x)) for x, y in zip(xs, ys, strict=True))
+            fits.append(f"| {label} | {fixed:.1f} | {slope:.3f} | {1 / slope if slope > 0 else float('inf'):.1f} "
+                        f"| {worst:.1f} |")
+        table += ["", "Least-squares fit of wall time = fixed + slope x MB over the three captures:", "",
+                  "| tool | fixed s | s per MB | MB/s at the margin | largest residual s |", "|---|---:|---:|---:|---:|",
+                  *fits]
     text = "\n".join(table)
     print(text)
     if args.readme:
