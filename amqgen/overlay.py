@@ -15,7 +15,8 @@ and target reads one model. The README ("Spec overlays") is the user's descripti
 - ``overlay="change"`` names an existing element: its attributes replace the existing ones (a field's
   ``domain`` and ``type`` replace each other), non-blank text replaces its text, ``rename="NEW"``
   renames a field, and its children are merged the same way, recursively. A changed ``<doc>`` replaces
-  every doc of its type; a changed ``<assert>`` replaces the assert of its check.
+  every doc of its type (or adds it, when there is none); a changed ``<assert>`` replaces the assert of
+  its check.
 - ``overlay="remove"`` removes an existing element (for a ``<doc>``: every doc of its type).
 - ``wire="change"`` says the element is meant to change the wire layout of something that exists
   (a field or property added before others or appended, removed, retyped; an index or content flag
@@ -180,13 +181,15 @@ class Merger:
 
     @staticmethod
     def describe(tag: str, key: str, path: str) -> str:
-        if tag in ("chassis", "response"):
+        """How messages name an element: ``method basic.recover``, ``constant frame-end``,
+        ``chassis client of basic.cancel``, ``grammar doc of basic``."""
+        if tag in ("chassis", "response", "assert"):
             return f"{tag} {key} of {path}"
-        if tag == "assert":
-            return f"assert {key} of {path}"
         if tag == "doc":
             return f"{key or 'plain'} doc of {path}"
-        return f"{tag} {path}" if tag != "class" else f"class {path}"
+        if tag in ("constant", "domain"):
+            return f"{tag} {key}"
+        return f"{tag} {path}"
 
     # -- merging ----------------------------------------------------------------------------------
     def merge_children(self, target: etree._Element, ov_el: etree._Element, path: str) -> None:
@@ -215,7 +218,9 @@ class Merger:
             cpath = self.child_path(str(target.tag), path, tag, key)
             found = self.find(target, tag, key)
             what = self.describe(tag, key, cpath)
-            if action == "add":
+            if action == "add" or (action == "change" and tag == "doc" and not found):
+                # a changed doc sets the doc of its type, whether the element has one or not (a stripped
+                # spec has none)
                 self.add(target, child, tag, key, cpath, what, found)
             elif not found:
                 self.problem(child, f"overlay {'changes' if action == 'change' else 'removes'} {what}, which "
@@ -323,8 +328,8 @@ class Merger:
             new = canon(rename)
             clash = self.find(target, tag, new)
             if clash and clash[0] is not existing:
-                self.problem(child, f"{what} renamed to {new!r}, a name {self.where(clash[0])} already gives "
-                             f"{tag} {path.rpartition('.')[0]}.{new}", path)
+                self.problem(child, f"{what} cannot be renamed to {new!r}: {tag} {path.rpartition('.')[0]}.{new} "
+                             f"already exists ({self.where(clash[0])})", path)
                 return
             self.touch(path, child)
             existing.set("name", rename.strip())
@@ -409,8 +414,9 @@ def check_wire(before: Spec, after: Spec, touched: dict[str, list[Touch]], overl
     for c in diff_specs(before, after).changes:
         if c.kind not in WIRE_KINDS or not c.breaking:
             continue
-        touches = next((touched[p] for p in _candidates(c, before) if p in touched), None)
-        if touches is not None and any(t.wire for t in touches):
+        path = next((p for p in _candidates(c, before) if p in touched), None)
+        touches = touched[path] if path is not None else []
+        if any(t.wire for t in touches):
             continue
         loc = touches[-1].loc if touches else Location(overlay)
         found.setdefault(loc, []).append(c)
@@ -419,7 +425,8 @@ def check_wire(before: Spec, after: Spec, touched: dict[str, list[Touch]], overl
         first = changes[0]
         existing = first.path if first.path in where else first.path.rpartition(".")[0]
         more = f" (and {len(changes) - 1} more such change{'s' if len(changes) > 2 else ''})" if len(changes) > 1 else ""
-        at = f" ({existing} is at {where[existing]})" if existing in where else ""
+        through = f"through {loc.path}; " if loc.path and loc.path != first.path else ""
+        at = f" ({through}{existing} is at {where[existing]})" if existing in where else ""
         problems.append(SpecError(f'{first.detail}{more}{at}; say wire="change" on this overlay element if that '
                                   "is meant", loc))
     if problems:

@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SPEC_091 = str(SHARED / "specs" / "amqp0-9-1.xml")
 SPEC_091_EXT = str(SHARED / "specs" / "amqp0-9-1.extended.xml")
+#: The bundled overlay that turns SPEC_091 into RabbitMQ's extended spec (`--overlay rabbitmq`).
+RABBITMQ_OVERLAY = ROOT / "spec" / "overlays" / "rabbitmq.xml"
 
 _rendered: dict[tuple[str, str, bool], Path] = {}
 
