@@ -112,14 +112,16 @@ class Merger:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.prov = Provenance()
+        # per overlay, set by apply()
+        self.ov = doc
+        self.problems: list[SpecError] = []
+        self.touched: dict[str, list[Touch]] = {}
+        self.removed: list[Location] = []
 
     # -- one overlay ------------------------------------------------------------------------------
     def apply(self, ov: Document) -> dict[str, list[Touch]]:
         """Merge ``ov``; returns what it touched by model path, or raises ConflictError."""
-        self.ov = ov
-        self.problems: list[SpecError] = []
-        self.touched: dict[str, list[Touch]] = {}
-        self.removed: list[Location] = []
+        self.ov, self.problems, self.touched, self.removed = ov, [], {}, []
         root = ov.root
         if (ov.family, ov.major, ov.minor, ov.revision) != (self.doc.family, self.doc.major, self.doc.minor,
                                                               self.doc.revision):
@@ -228,7 +230,7 @@ class Merger:
             elif action == "change":
                 self.change(target, child, tag, key, cpath, what, found)
             else:
-                self.remove(target, child, tag, cpath, what, found)
+                self.remove(target, child, cpath, found)
 
     def add(self, target: etree._Element, child: etree._Element, tag: str, key: str, path: str, what: str,
             found: list[etree._Element]) -> None:
@@ -361,8 +363,7 @@ class Merger:
             target.remove(old)
         target.insert(index, new)
 
-    def remove(self, target: etree._Element, child: etree._Element, tag: str, path: str, what: str,
-               found: list[etree._Element]) -> None:
+    def remove(self, target: etree._Element, child: etree._Element, path: str, found: list[etree._Element]) -> None:
         extra = [a for a in child.attrib if a not in ("name", "check", "type", "overlay", "wire")]
         if extra or any(True for _ in _elements(child)):
             self.problem(child, f"overlay=\"remove\" takes only the key of what it removes "
@@ -372,7 +373,6 @@ class Merger:
             target.remove(old)
         self.removed.append(self.here(child, path))
         self.touch(path, child)
-        del what
 
 
 # -- the wire check -------------------------------------------------------------------------------
