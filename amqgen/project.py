@@ -16,7 +16,8 @@ docs, vectors) run in that folder with no arguments use its spec, overlays and r
     depfile = "build/amqp.d"
 
 Paths are relative to the file. On the command line, ``--spec`` replaces the project's spec and its
-overlays (they belong to its spec); ``--overlay`` without ``--spec`` adds to the project's overlays.
+overlays (they belong to its spec); ``--overlay`` without ``--spec`` adds to the project's overlays;
+``strict = true`` holds for every command run in the project.
 """
 
 from __future__ import annotations
@@ -156,8 +157,10 @@ class SpecChoice:
         """The spec file, the overlay files in the order applied, and whether the project asks for strict."""
         project = self.project()
         own = tuple(resolve_overlay(o) for o in self.overlays)
-        if self.spec is not None or project is None:
+        if project is None:
             return resolve(self.spec), own, False
+        if self.spec is not None:  # the project's overlays belong to its spec; its strictness to the project
+            return resolve(self.spec), own, project.strict
         ovs = tuple(resolve_overlay(o, project.base) for o in project.overlays)
         spec = resolve(project.spec, project.base) if project.spec is not None else resolve(None)
         return spec, ovs + own, project.strict

@@ -592,6 +592,16 @@ def test_every_spec_command_reads_the_project(project: Path, tmp_path_factory: p
         "error: --lang and --out are required (or run in a project whose amqgen.toml has [[render]] tables)"]
 
 
+def test_a_strict_project_holds_for_every_command(project: Path) -> None:
+    write(project, "amqgen.toml", PROJECT.replace("strict = false", "strict = true"))
+    lines = error_lines(cli("validate"))
+    # the official 0-9-1's defects, and the overlay's class confirm after tx, each as an error
+    assert [ln.rsplit("[", 1)[1] for ln in lines] == ["W007]", "W007]", "W004]", "W005]"], lines
+    confirm = line_of(RABBITMQ_TEXT, '<class name="confirm"')
+    assert lines[-1].startswith(f"{RABBITMQ_OVERLAY}:{confirm}: error: ")
+    assert error_lines(cli("validate", "--spec", SPEC_091))[0].endswith("[W007]")
+
+
 @pytest.mark.parametrize("text, line, message", [
     ('spec = "x.xml"\noverlay = ["a.xml"]\n', 2, "unknown key 'overlay' (known: spec, overlays, strict, render)"),
     ('spec = "x.xml"\nstrict = "yes"\n', 2, "strict must be true or false"),
