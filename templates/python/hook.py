@@ -168,12 +168,20 @@ class PyMethod:
 @dataclass
 class FlagOctet:
     """One octet of a property flag word, as the decoder reads it: the names its eight bits
-    unpack into (most significant first; "_" where the class has no property) and the mask of
-    the bits that must be clear (no such property; the continuation bit of the last word)."""
+    unpack into (most significant first; "_" where the class has no property)."""
 
     local: str
     names: list[str]
-    unknown: int
+
+
+@dataclass
+class FlagWord:
+    """A property flag word: its two octets, and the test that is true when a bit is set that
+    must be clear (no such property; the continuation bit of the last word), "" when none can be."""
+
+    hi: FlagOctet
+    lo: FlagOctet
+    unknown_test: str
 
 
 @dataclass
@@ -182,8 +190,7 @@ class PyProperties:
     cls: str
     fields: list[PyField]
     flag_words: int
-    known_masks: list[int]  # per flag word: the bits of properties this class has
-    octets: list[tuple[FlagOctet, FlagOctet]]  # per flag word: its high and low octet
+    words: list[FlagWord]
 
 
 def _bits_expr(fields: list[PyField], prefix: str) -> str:
@@ -355,16 +362,13 @@ class Planner:
             known[f.flag_word] |= f.mask
             f.flag_local = "has_" + f.ident.rstrip("_")
             names[f.flag_word][15 - (f.mask.bit_length() - 1)] = f.flag_local
-        octets = []
+        flag_words = []
         for w in range(words):
             unknown = 0xFFFF & ~known[w] & ~(1 if w + 1 < words else 0)  # bit 0: another word follows
-            octets.append(
-                (
-                    FlagOctet(f"hi{w}", names[w][:8], unknown >> 8),
-                    FlagOctet(f"lo{w}", names[w][8:], unknown & 0xFF),
-                )
-            )
-        return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, known, octets)
+            hi, lo = FlagOctet(f"hi{w}", names[w][:8]), FlagOctet(f"lo{w}", names[w][8:])
+            test = [f"{o.local} & {m}" for o, m in ((hi, unknown >> 8), (lo, unknown & 0xFF)) if m]
+            flag_words.append(FlagWord(hi, lo, " or ".join(test)))
+        return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, flag_words)
 
     # -- checks ---------------------------------------------------------------------------
     def checks(self, m: Any, fields: list[PyField]) -> list[dict[str, Any]]:
