@@ -42,8 +42,11 @@ def spec_facts(spec: Spec, package: str) -> SpecFacts:
 
 
 def package_name(spec: Spec) -> str:
-    """A package name unique to the spec file's content, so two jobs' codecs never collide."""
-    return f"amqgen_traffic_{spec.sha256[:12]}"
+    """A package name unique to the spec's files (and overlays), so two jobs' codecs never collide."""
+    import hashlib
+
+    digest = hashlib.sha256(" ".join((spec.sha256, *(o.sha256 for o in spec.overlays))).encode()).hexdigest()
+    return f"amqgen_traffic_{digest[:12]}"
 
 
 def render_codec(spec: Spec, out: Path) -> Path:

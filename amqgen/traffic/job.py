@@ -276,7 +276,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         if not plan_in.parts:
             raise TrafficError("no capture could be read" + ("" if plan_in.problems else " (no input files)"))
         progress(f"amqgen traffic: {len(plan_in.files)} file(s), {plan_in.packets} packets, "
-                 f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.name} codec")
+                 f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.title} codec")
         package = package_name(spec)
         codec_root = staging / "work" / "codec"
         render_codec(spec, codec_root)
@@ -301,7 +301,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         finally:
             decoded.unpersist()
         summary.update({
-            "format": "amqgen-traffic-summary", "version": 1, "spec": spec.name, "spec_sha256": spec.sha256,
+            "format": "amqgen-traffic-summary", "version": 1, "spec": spec.title, "spec_sha256": spec.sha256,
             "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,
             "seconds": round(time.monotonic() - started, 3),
         })
