@@ -21,13 +21,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from pytarget import SPEC_091_EXT
 from test_docs import browser, console_errors  # noqa: F401 -- the module's Chromium fixture
 from traffic_fixtures import DATA, live_capture, ours_as_oracle, pipeline, rows_as_dicts, violations_capture
 from traffic_tools import free_port, synth_capture, tshark_frames
 
 from amqgen.cli import main
 from amqgen.traffic import records
-from pytarget import SPEC_091_EXT
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -161,17 +161,16 @@ def standalone(tmp: Any) -> Iterator[str]:
     port, work = free_port(), tmp.mktemp("spark-work")
     env = {**os.environ, "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work), "PYSPARK_PYTHON": sys.executable}
     url = f"spark://127.0.0.1:{port}"
+    logs = [open(work / "master.log", "w"), open(work / "worker.log", "w")]  # noqa: SIM115 -- closed below
     procs = [subprocess.Popen([str(spark_class), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(port), "--webui-port", str(free_port())],
-                              env=env, stdout=subprocess.DEVNULL, stderr=open(work / "master.log", "w"),
-                              start_new_session=True)]
+                              env=env, stdout=subprocess.DEVNULL, stderr=logs[0], start_new_session=True)]
     try:
         _wait_for(work / "master.log", "I have been elected leader")
         procs.append(subprocess.Popen([str(spark_class), "org.apache.spark.deploy.worker.Worker", url, "--host",
                                        "127.0.0.1", "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
                                        "--work-dir", str(work)],
-                                      env=env, stdout=subprocess.DEVNULL, stderr=open(work / "worker.log", "w"),
-                                      start_new_session=True))
+                                      env=env, stdout=subprocess.DEVNULL, stderr=logs[1], start_new_session=True))
         _wait_for(work / "worker.log", "Successfully registered with master")
         yield url
     finally:
@@ -179,6 +178,8 @@ def standalone(tmp: Any) -> Iterator[str]:
             os.killpg(p.pid, signal.SIGTERM)
         for p in procs:
             p.wait(30)
+        for f in logs:
+            f.close()
 
 
 def _wait_for(log: Path, text: str, timeout: float = 90) -> None:
@@ -195,7 +196,7 @@ def test_standalone_cluster_gives_identical_parquet(tmp: Any, standalone: str, l
     out = tmp.mktemp("cluster") / "out"
     proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", *map(str, inputs), "--out", str(out),
                            "--spec", SPEC_091_EXT, "--master", standalone, "--split-size", "1"],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"starting Spark ({standalone})" in proc.stderr
     for name in records.DATASETS:

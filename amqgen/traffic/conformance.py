@@ -139,6 +139,7 @@ class Checker:
         self._contents: dict[tuple[int, int], Content] = {}  # (direction index, channel)
         self._pending: dict[tuple[int, int], list[Any]] = {}  # (requester index, channel) -> requests
         self._early: dict[tuple[int, int], tuple[Any, Meta]] = {}  # (requester index, channel) -> reply
+        self._limits: dict[str, int] | None = None
         c = codec.constants
         self._method, self._header, self._body, self._heartbeat = (
             c.FRAME_METHOD, c.FRAME_HEADER, c.FRAME_BODY, c.FRAME_HEARTBEAT)
@@ -310,7 +311,9 @@ class Checker:
         tune = self.state.tune
         if tune is None:
             return None
-        return {f"connection.tune.{f.replace('_', '-')}": getattr(tune, f) for f in tune.FIELDS}
+        if self._limits is None:  # made once per connection.tune, not per method
+            self._limits = {f"connection.tune.{f.replace('_', '-')}": getattr(tune, f) for f in tune.FIELDS}
+        return self._limits
 
     def _connection_method(self, direction: int, ch: int, m: Any) -> None:
         if m.CLASS_ID not in self._conn_classes:
@@ -326,7 +329,7 @@ class Checker:
             s.virtual_host = m.virtual_host
         if "frame_max" in fields:
             if direction == SERVER:
-                s.tune = m
+                s.tune, self._limits = m, None
             else:  # tune-ok: what the client settled on is what both sides keep to
                 s.channel_max = getattr(m, "channel_max", None)
                 s.frame_max = m.frame_max
