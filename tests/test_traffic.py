@@ -434,3 +434,21 @@ def test_bad_files(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.pcap"
     bogus.write_bytes(raw[:24] + struct.pack("<IIII", 0, 0, 0xFFFFFFF0, 0xFFFFFFF0) + b"x" * 64)
     assert "implausible record length" in (capture.index_file(bogus, 0, 1 << 20).error or "")
+
+
+def test_amqp_found_on_other_ports(tmp: Any, tmp_path: Path) -> None:
+    """Off the listed ports a connection is AMQP when its first octets are a protocol header; --port adds one."""
+    gen = pipeline(tmp).codec
+    m = gen.methods
+    talk = [("c", gen.constants.PROTOCOL_HEADER),
+            ("s", m.ConnectionStart(version_major=0, version_minor=9, server_properties={"product": "x"},
+                                    mechanisms=b"PLAIN", locales=b"en_US").encode_frame(0))]
+    by_header, no_header = tmp_path / "header.pcap", tmp_path / "no-header.pcap"
+    synth_capture(by_header, talk, server_port=15672)
+    synth_capture(no_header, talk[1:], server_port=15672)
+    got = decode(tmp, [by_header])
+    assert [(c["client"], c["server"]) for c in got["connections"]] == [("127.0.0.1:40000", "127.0.0.1:15672")]
+    assert [f["frame_type"] for f in got["frames"]] == ["protocol-header", "method"]
+    assert decode(tmp, [no_header])["connections"] == []
+    listed = decode(tmp, [no_header], ports=frozenset((15672,)))
+    assert [f["method"] for f in listed["frames"]] == ["connection.start"]

@@ -14,7 +14,6 @@ import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from ..model import Spec
@@ -106,7 +105,3 @@ def load(facts: SpecFacts, search_path: str | None = None) -> Codec:
             sys.path.insert(0, search_path)
         codec = _CODECS[facts.package] = Codec(facts)
     return codec
-
-
-def module_of(codec: Codec) -> ModuleType:
-    return importlib.import_module(codec.facts.package)
