@@ -301,6 +301,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "fixed": FIXED,
             "prefix": PREFIX,
             "method_cases": {jm.cls: method_cases(jm) for jm in methods},
+            "sample": sample,
             "tests": options.get("tests", "0").lower() in ("1", "true", "yes", "on"),
         },
     }
