@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .errors import AmqgenError, StrictError
-from .lower import load_spec
+from .errors import AmqgenError, UsageError
 from .model import Spec
+from .project import RenderJob, SpecChoice
 from .render import (
     check_tree,
     depfile_text,
@@ -34,7 +34,7 @@ from .render import (
     write_tree,
 )
 from .schema import json_schema, to_json
-from .specs import available, resolve
+from .specs import available, overlays
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,12 +44,9 @@ def reporting(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except StrictError as e:
-            for line in e.lines():
-                click.echo(line, err=True)
-            sys.exit(2)
         except AmqgenError as e:
-            click.echo(str(e), err=True)
+            for line in e.lines():  # one line per problem (strict warnings, overlay conflicts)
+                click.echo(line, err=True)
             sys.exit(e.exit_code)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
@@ -62,15 +59,33 @@ def reporting(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-spec_option = click.option(
-    "--spec", "spec_arg", metavar="PATH|NAME", default=None,
-    help="Spec file, or a name from `amqgen specs` (default: the bundled 0-9).",
-)
+def spec_option(fn: F) -> F:
+    """``--spec`` and ``--overlay`` (repeatable) for a command that reads a spec. The command gets them
+    as one ``spec_arg: SpecChoice`` (the project file, amqgen.toml, fills in what the command line
+    leaves out) and loads it with ``_load(spec_arg, strict)`` or ``spec_arg.load(strict)``."""
+
+    @click.option("--spec", "spec_path", metavar="PATH|NAME", default=None,
+                  help="Spec file, or a name from `amqgen specs` (default: the project's, else the bundled 0-9).")
+    @click.option("--overlay", "overlay_args", metavar="PATH|NAME", multiple=True,
+                  help="An overlay file (or a bundled overlay's name) to merge into the spec; repeatable, "
+                       "applied in order.")
+    @wraps(fn)
+    def wrapper(*args: Any, spec_path: str | None, overlay_args: tuple[str, ...], **kwargs: Any) -> Any:
+        project = click.get_current_context().find_root().params.get("project_file")
+        kwargs["spec_arg"] = SpecChoice(spec_path, overlay_args, project)
+        return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 strict_option = click.option("--strict", is_flag=True, help="Treat spec-defect warnings as errors (exit 2).")
 
 
-def _load(spec_arg: str | None, strict: bool) -> Spec:
-    return load_spec(resolve(spec_arg), strict=strict)
+def _load(spec_arg: SpecChoice | str | None, strict: bool) -> Spec:
+    """The lowered model a command works on: a SpecChoice, or a spec path or name alone."""
+    if not isinstance(spec_arg, SpecChoice):
+        spec_arg = SpecChoice(spec_arg, use_project=False)
+    return spec_arg.load(strict)
 
 
 def _warn(spec: Spec) -> None:
@@ -82,26 +97,29 @@ def _warn_count(spec: Spec) -> None:
     # A build step wants one line, not the whole list; `amqgen validate` prints them all.
     if spec.warnings:
         n = len(spec.warnings)
-        click.echo(f"amqgen: {spec.name}: {n} spec warning{'s' if n > 1 else ''} (`amqgen validate` lists them)", err=True)
+        click.echo(f"amqgen: {spec.title}: {n} spec warning{'s' if n > 1 else ''} (`amqgen validate` lists them)", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="amqgen")
-def main() -> None:
-    """amqgen: AMQP 0-8 / 0-9 / 0-9-1 XML spec -> one typed model -> generated bindings."""
+@click.option("--project", "project_file", metavar="FILE", default=None, type=click.Path(path_type=Path),
+              help="The project file to use (default: ./amqgen.toml when it exists).")
+def main(project_file: Path | None) -> None:
+    """amqgen: AMQP 0-8 / 0-9 / 0-9-1 XML spec (+ overlays) -> one typed model -> generated bindings."""
+    del project_file  # read by each command that loads a spec (spec_option)
 
 
 @main.command()
 @spec_option
 @strict_option
 @reporting
-def validate(spec_arg: str | None, strict: bool) -> None:
+def validate(spec_arg: SpecChoice, strict: bool) -> None:
     """Load a spec, print a summary and its warnings."""
     spec = _load(spec_arg, strict)
     fields = sum(len(m.fields) for m in spec.methods)
     props = sum(len(c.properties) for c in spec.classes)
     click.echo(
-        f"{spec.name}: AMQP {spec.family} (header {spec.major}-{spec.minor}-{spec.revision}), "
+        f"{spec.title}: AMQP {spec.family} (header {spec.major}-{spec.minor}-{spec.revision}), "
         f"{len(spec.constants)} constants, {len(spec.domains)} domains, {len(spec.classes)} classes, "
         f"{len(spec.methods)} methods, {fields} fields, {props} properties, {len(spec.all_rules())} rules, "
         f"{len(spec.all_asserts())} asserts, {len(spec.warnings)} warnings"
@@ -115,7 +133,7 @@ def validate(spec_arg: str | None, strict: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="The whole lowered model as versioned JSON.")
 @click.option("--json-schema", "as_schema", is_flag=True, help="The JSON Schema of `inspect --json`.")
 @reporting
-def inspect(spec_arg: str | None, strict: bool, as_json: bool, as_schema: bool) -> None:
+def inspect(spec_arg: SpecChoice, strict: bool, as_json: bool, as_schema: bool) -> None:
     """Show the lowered model: classes, methods and their wire layout."""
     if as_schema:
         click.echo(json.dumps(json_schema(), indent=2))
@@ -126,9 +144,12 @@ def inspect(spec_arg: str | None, strict: bool, as_json: bool, as_schema: bool) 
         return
     _warn_count(spec)
     click.echo(f"{spec.name} AMQP {spec.family} port {spec.port} sha256 {spec.sha256}")
+    for o in spec.overlays:
+        click.echo(f"overlay {o.name} sha256 {o.sha256}" + (f" removes {', '.join(r.path for r in o.removed)}"
+                                                            if o.removed else ""))
     for c in spec.classes:
-        props = ", ".join(f"{p.name}:{p.type}@{p.flag_word}.{p.flag_bit}" for p in c.properties)
-        click.echo(f"class {c.name} {c.index}" + (f"  properties [{props}]" if props else ""))
+        props = ", ".join(f"{p.name}:{p.type}@{p.flag_word}.{p.flag_bit}{_origin(p)}" for p in c.properties)
+        click.echo(f"class {c.name} {c.index}{_origin(c)}" + (f"  properties [{props}]" if props else ""))
         for m in c.methods:
             flags = " ".join(x for x, on in (("sync", m.synchronous), ("content", m.content)) if on)
             args = []
@@ -138,8 +159,17 @@ def inspect(spec_arg: str | None, strict: bool, as_json: bool, as_schema: bool) 
             click.echo(
                 f"  {c.index}.{m.index} {m.name} [{m.direction}{' ' + flags if flags else ''}]"
                 f" prefix={m.fixed_prefix_size} ({'; '.join(args)})"
-                + (f" -> {', '.join(m.responses)}" if m.responses else "")
+                + (f" -> {', '.join(m.responses)}" if m.responses else "") + _origin(m)
             )
+
+
+def _origin(el: Any) -> str:
+    """`` [added by rabbitmq.xml:30]`` / `` [changed by rabbitmq.xml:95]``, for elements an overlay touched."""
+    if el.added_by is not None:
+        return f" [added by {Path(el.added_by.file).name}:{el.added_by.line}]"
+    if el.changed_by:
+        return f" [changed by {', '.join(f'{Path(c.file).name}:{c.line}' for c in el.changed_by)}]"
+    return ""
 
 
 def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str]:
@@ -155,8 +185,9 @@ def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str
 
 
 @main.command(name="render")
-@click.option("--lang", "lang", required=True, metavar="PACK", help="Target pack: python, c, java, or one of --templates.")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--lang", "lang", default=None, metavar="PACK",
+              help="Target pack: python, c, java, or one of --templates (default: the project's [[render]] tables).")
+@click.option("--out", "out", default=None, type=click.Path(path_type=Path), help="Output directory.")
 @spec_option
 @strict_option
 @click.option("--check", is_flag=True, help="Write nothing; print a diff and exit 1 if DIR differs.")
@@ -168,27 +199,51 @@ def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str
 @click.option("--depfile", default=None, type=click.Path(path_type=Path),
               help="Also write a Make-style depfile: every output depends on the spec and the pack's files.")
 @reporting
-def render_cmd(lang: str, out: Path, spec_arg: str | None, strict: bool, check: bool,
+def render_cmd(lang: str | None, out: Path | None, spec_arg: SpecChoice, strict: bool, check: bool,
                templates: tuple[Path, ...], option_pairs: tuple[str, ...], package: str | None,
                list_outputs: bool, depfile: Path | None) -> None:
     """Render a template pack for a spec into DIR (only changed files are rewritten; files an earlier
-    render wrote that this one does not produce are removed)."""
+    render wrote that this one does not produce are removed). With no --lang and --out, render every
+    [[render]] table of the project file (amqgen.toml)."""
     options = _parse_options(option_pairs, package)
-    packs = discover(templates)
-    if lang not in packs:
-        raise click.BadParameter(f"no pack {lang!r} (available: {', '.join(sorted(packs))})", param_hint="--lang")
-    pack = packs[lang]
-    spec_path = resolve(spec_arg)
-    spec = load_spec(spec_path, strict=strict)
-    files = with_manifest(pack, spec, render(pack, spec, options))
+    inputs: list[Path] = []
+    if lang is not None and out is not None:
+        jobs = [RenderJob(lang, out, options, templates, depfile)]
+    elif lang is not None or out is not None:
+        raise UsageError("--lang and --out go together (give both, or neither to render the project's [[render]] tables)")
+    else:
+        project = spec_arg.project()
+        if project is None or not project.renders:
+            raise UsageError("--lang and --out are required (or run in a project whose amqgen.toml has [[render]] "
+                             "tables)")
+        if options or templates or depfile:
+            raise UsageError("--option, --package, --templates and --depfile go with --lang and --out; a project sets "
+                             f"them in its [[render]] tables ({project.path})")
+        jobs = list(project.renders)
+        inputs.append(project.path)
+    spec_file, overlay_files, _ = spec_arg.files()
+    inputs[:0] = [spec_file, *overlay_files]
+    spec = _load(spec_arg, strict)
+    drift = [_render_job(job, spec, inputs, check, list_outputs) for job in jobs]
+    if any(drift):
+        sys.exit(1)
+
+
+def _render_job(job: RenderJob, spec: Spec, inputs: list[Path], check: bool, list_outputs: bool) -> bool:
+    """One pack into one directory; True when --check found drift."""
+    packs = discover(job.templates)
+    if job.lang not in packs:
+        raise click.BadParameter(f"no pack {job.lang!r} (available: {', '.join(sorted(packs))})", param_hint="--lang")
+    pack, out = packs[job.lang], job.out
+    files = with_manifest(pack, spec, render(pack, spec, job.options))
     if list_outputs:
         for rel in files:
             click.echo(str(out / rel))
-        return
-    if depfile is not None and not check:
+        return False
+    if job.depfile is not None and not check:
         # the manifest is the stamp: the one target, refreshed by every render (write_tree below)
-        deps = [str(spec_path), *(str(p) for p in pack_files(pack))]
-        write_file(depfile, depfile_text([str(out / manifest_name(pack))], deps).encode("utf-8"))
+        deps = [*(str(p) for p in inputs), *(str(p) for p in pack_files(pack))]
+        write_file(job.depfile, depfile_text([str(out / manifest_name(pack))], deps).encode("utf-8"))
     _warn_count(spec)
     stale = stale_files(out, pack, files) if out.is_dir() else []
     if check:
@@ -200,11 +255,11 @@ def render_cmd(lang: str, out: Path, spec_arg: str | None, strict: bool, check: 
                 click.echo(f"stale: {out / rel} (generated earlier, no longer produced)")
             problems = [f"{n} {what}" for n, what in ((len(missing), "missing"), (len(stale), "stale"),
                                                        (_count_changed(out, files, missing), "changed")) if n]
-            click.echo(f"amqgen: {out} is out of date with {spec.name} ({', '.join(problems)}; "
+            click.echo(f"amqgen: {out} is out of date with {spec.title} ({', '.join(problems)}; "
                        "run render without --check)", err=True)
-            sys.exit(1)
+            return True
         click.echo(f"{out}: {len(files)} files up to date")
-        return
+        return False
     report = write_tree(out, files)
     os.utime(out / manifest_name(pack))  # the stamp says when render last ran, even when nothing changed
     removed = remove_stale(out, stale)
@@ -212,6 +267,7 @@ def render_cmd(lang: str, out: Path, spec_arg: str | None, strict: bool, check: 
         click.echo(f"removed stale {out / rel}")
     click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged"
                + (f", {len(removed)} removed" if removed else ""))
+    return False
 
 
 def _count_changed(out: Path, files: dict[str, bytes], missing: list[str]) -> int:
@@ -231,6 +287,9 @@ def specs_cmd() -> None:
         if short:
             default_taken.add(e.short)
         click.echo(f"{e.name:<24} {('= ' + short) if short else '':<16} {e.source:<20} {status:<30} {e.path}")
+    for name, path in overlays():
+        status = "present" if path.is_file() else "missing"
+        click.echo(f"{'overlay:' + name:<24} {'= ' + name:<16} {'bundled overlay':<20} {status:<30} {path}")
 
 
 @main.command(name="packs")
@@ -249,7 +308,7 @@ def packs_cmd(templates: tuple[Path, ...]) -> None:
 @click.option("--out", "out", default=None, type=click.Path(path_type=Path), help="Output file ('-': stdout).")
 @click.option("--json-schema", "as_schema", is_flag=True, help="The JSON Schema of the corpus document.")
 @reporting
-def vectors_cmd(spec_arg: str | None, strict: bool, dialect: str, out: Path | None, as_schema: bool) -> None:
+def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | None, as_schema: bool) -> None:
     """Write the conformance corpus of a spec: method, properties, frame and table cases with their exact
     octets, and malformed octets with the kind of error a decoder must raise (docs/vectors.md)."""
     from . import vectors
@@ -283,7 +342,7 @@ DOCS_PACKS = {"html": "docs-html", "markdown": "docs-markdown"}
 @spec_option
 @strict_option
 @reporting
-def docs_cmd(fmt: str, out: Path | None, spec_arg: str | None, strict: bool) -> None:
+def docs_cmd(fmt: str, out: Path | None, spec_arg: SpecChoice, strict: bool) -> None:
     """Render the reference documentation of a spec (one HTML page or one Markdown file) into DIR."""
     from .errors import UsageError
 
@@ -302,13 +361,19 @@ def docs_cmd(fmt: str, out: Path | None, spec_arg: str | None, strict: bool) -> 
 @click.argument("old_arg", metavar="OLD")
 @click.argument("new_arg", metavar="NEW")
 @click.option("--json", "as_json", is_flag=True, help="Versioned JSON for tools instead of text.")
+@click.option("--overlay", "new_overlays", metavar="PATH|NAME", multiple=True,
+              help="An overlay merged into NEW (repeatable, in order): `diff S S --overlay O` is what O changes.")
+@click.option("--old-overlay", "old_overlays", metavar="PATH|NAME", multiple=True,
+              help="An overlay merged into OLD (repeatable, in order).")
 @reporting
-def diff_cmd(old_arg: str, new_arg: str, as_json: bool) -> None:
+def diff_cmd(old_arg: str, new_arg: str, as_json: bool, new_overlays: tuple[str, ...],
+             old_overlays: tuple[str, ...]) -> None:
     """What changed from spec OLD to spec NEW (paths or names). Exit 0: nothing breaks wire
     compatibility; 1: something does; 2: bad input."""
     from .diff import diff_specs, to_json, to_text
 
-    d = diff_specs(_load(old_arg, False), _load(new_arg, False))
+    d = diff_specs(_load(SpecChoice(old_arg, old_overlays, use_project=False), False),
+                   _load(SpecChoice(new_arg, new_overlays, use_project=False), False))
     sys.stdout.write(to_json(d) if as_json else to_text(d))
     sys.exit(1 if d.breaking else 0)
 

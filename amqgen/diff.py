@@ -408,8 +408,11 @@ def _properties(d: Diff, cls: str, old: Sequence[Field], new: Sequence[Field]) -
 # -- output ----------------------------------------------------------------------------------
 
 def _side(s: Spec) -> dict[str, Any]:
-    return {"name": s.name, "sha256": s.sha256, "family": s.family,
-            "version": [s.major, s.minor, s.revision]}
+    side: dict[str, Any] = {"name": s.name, "sha256": s.sha256, "family": s.family,
+                            "version": [s.major, s.minor, s.revision]}
+    if s.overlays:  # only then: the JSON of a spec alone is unchanged
+        side["overlays"] = [{"name": o.name, "sha256": o.sha256} for o in s.overlays]
+    return side
 
 
 def to_json(d: Diff) -> str:
@@ -432,7 +435,7 @@ def to_json(d: Diff) -> str:
 
 
 def to_text(d: Diff) -> str:
-    lines = [f"amqgen diff {d.old.name} ({_version(d.old)}) -> {d.new.name} ({_version(d.new)})"]
+    lines = [f"amqgen diff {d.old.title} ({_version(d.old)}) -> {d.new.title} ({_version(d.new)})"]
     if not d.changes:
         lines.append("no changes")
         return "\n".join(lines) + "\n"

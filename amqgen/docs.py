@@ -17,11 +17,12 @@ import re
 import urllib.parse
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from markupsafe import Markup
 
-from .errors import Diagnostic, RenderError
+from .errors import Diagnostic, Location, RenderError
 from .model import Assert, Class, Constant, Domain, Field, Method, Rule, Spec
 
 BlockKind = str  # "p": a paragraph to reflow; "pre": lines whose layout matters
@@ -32,6 +33,7 @@ class RuleView:
     rule: Rule
     anchor: str
     on_failure_anchor: str | None  # the constant's anchor, when the spec defines it
+    origin: str  # "added by rabbitmq.xml:46", "changed by ...", or "" (from the spec itself)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class FieldView:
     asserts: tuple[str, ...]  # own asserts first, then the domain's, worded for people
     rules: tuple[RuleView, ...]
     search: str  # what the filter box matches
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class MethodView:
     rules: tuple[RuleView, ...]
     search: str
     toc_search: str  # the contents entry also matches the method's field names
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class ClassView:
     methods: tuple[MethodView, ...]
     rules: tuple[RuleView, ...]
     search: str
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ class DomainView:
     rules: tuple[RuleView, ...]
     used_by: int  # fields and properties that name this domain
     search: str
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,26 @@ class ConstantView:
     kind: str  # "frame type", "reply code", "value"
     failing_rules: tuple[tuple[str, str], ...]  # (rule id, anchor) naming it as on-failure
     search: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class Touched:
+    """One element an overlay added, changed or removed, for the reference's overlay section."""
+
+    what: str  # "method", "field", ...
+    path: str
+    anchor: str | None  # None for a removed element
+    where: str  # the overlay's file name and line
+
+
+@dataclass(frozen=True)
+class OverlayView:
+    name: str
+    sha256: str
+    added: tuple[Touched, ...]  # outermost only: a method added with its fields is one entry
+    changed: tuple[Touched, ...]
+    removed: tuple[Touched, ...]
 
 
 @dataclass(frozen=True)
@@ -107,6 +133,7 @@ class Reference:
     classes: tuple[ClassView, ...]
     warnings: tuple[WarningView, ...]
     counts: dict[str, int]
+    overlays: tuple[OverlayView, ...]
 
 
 # -- wording ---------------------------------------------------------------------------------
@@ -145,6 +172,63 @@ def wire_position(method: Method | None, f: Field) -> str:
     return where
 
 
+def _where(loc: Location) -> str:
+    """File name and line: never the absolute path, so output does not depend on it."""
+    return f"{PurePath(loc.file).name}:{loc.line}" if loc.line else PurePath(loc.file).name
+
+
+def origin(el: Any) -> str:
+    """Which overlay added or changed a model element ("" when it comes from the spec as written)."""
+    if el.added_by is not None:
+        return f"added by {_where(el.added_by)}"
+    if el.changed_by:
+        return "changed by " + ", ".join(_where(c) for c in el.changed_by)
+    return ""
+
+
+def _overlay_views(spec: Spec) -> tuple[OverlayView, ...]:
+    touched: dict[str, tuple[list[Touched], list[Touched]]] = {o.name: ([], []) for o in spec.overlays}
+
+    def note(what: str, path: str, anchor: str, el: Any) -> bool:
+        """Record ``el`` under the overlays that touched it; True when an overlay added it."""
+        if el.added_by is not None:
+            touched.setdefault(PurePath(el.added_by.file).name, ([], []))[0].append(
+                Touched(what, path, anchor, _where(el.added_by)))
+            return True
+        for c in el.changed_by:
+            touched.setdefault(PurePath(c.file).name, ([], []))[1].append(Touched(what, path, anchor, _where(c)))
+        return False
+
+    def rules(rs: tuple[Rule, ...]) -> None:
+        for r in rs:
+            note("rule", r.id, f"rule.{r.id}", r)
+
+    for k in spec.constants:
+        note("constant", k.name, f"constant.{k.name}", k)
+    for d in spec.domains:
+        if not note("domain", d.name, f"domain.{d.name}", d):
+            rules(d.rules)
+    for c in spec.classes:
+        if note("class", c.name, c.name, c):
+            continue
+        rules(c.rules)
+        for p in c.properties:
+            if not note("property", p.path, p.path, p):
+                rules(p.rules)
+        for m in c.methods:
+            if note("method", m.full_name, m.full_name, m):
+                continue
+            rules(m.rules)
+            for f in m.fields:
+                if not note("field", f.path, f.path, f):
+                    rules(f.rules)
+    return tuple(
+        OverlayView(o.name, o.sha256, tuple(touched[o.name][0]), tuple(touched[o.name][1]),
+                    tuple(Touched("element", r.path, None, _where(r)) for r in o.removed))
+        for o in spec.overlays
+    )
+
+
 def _search(*parts: str | None) -> str:
     return " ".join(p.lower() for p in parts if p)
 
@@ -156,7 +240,8 @@ def build(spec: Spec) -> Reference:
 
     def rule_views(rules: tuple[Rule, ...]) -> tuple[RuleView, ...]:
         return tuple(
-            RuleView(r, f"rule.{r.id}", f"constant.{r.on_failure}" if r.on_failure in constant_names else None)
+            RuleView(r, f"rule.{r.id}", f"constant.{r.on_failure}" if r.on_failure in constant_names else None,
+                     origin(r))
             for r in rules
         )
 
@@ -170,6 +255,7 @@ def build(spec: Spec) -> Reference:
             asserts=tuple(describe_assert(a) for a in f.asserts),
             rules=rule_views(f.rules),
             search=_search(f.path, f.domain, f.type, f.label),
+            origin=origin(f),
         )
 
     answered_by: dict[str, list[str]] = defaultdict(list)
@@ -190,6 +276,7 @@ def build(spec: Spec) -> Reference:
                 rules=rule_views(m.rules),
                 search=_search(m.full_name, m.label),
                 toc_search=_search(m.full_name, m.label, *(f.name for f in m.fields)),
+                origin=origin(m),
             )
             for m in c.methods
         )
@@ -204,6 +291,7 @@ def build(spec: Spec) -> Reference:
                 methods=methods,
                 rules=rule_views(c.rules),
                 search=_search(c.name, c.label),
+                origin=origin(c),
             )
         )
 
@@ -220,6 +308,7 @@ def build(spec: Spec) -> Reference:
             rules=rule_views(d.rules),
             used_by=used[d.name],
             search=_search(d.name, d.type, d.label),
+            origin=origin(d),
         )
         for d in sorted(spec.domains, key=lambda d: d.name)
     )
@@ -235,6 +324,7 @@ def build(spec: Spec) -> Reference:
             kind=_constant_kind(k),
             failing_rules=tuple((rid, f"rule.{rid}") for rid in failing.get(k.name, [])),
             search=_search(k.name, str(k.value), k.error_class),
+            origin=origin(k),
         )
         for k in spec.constants
     )
@@ -253,7 +343,7 @@ def build(spec: Spec) -> Reference:
         "asserts": len(spec.all_asserts()),
         "warnings": len(spec.warnings),
     }
-    return Reference(spec, domains, constants, tuple(classes), warnings, counts)
+    return Reference(spec, domains, constants, tuple(classes), warnings, counts, _overlay_views(spec))
 
 
 def _constant_kind(k: Constant) -> str:
@@ -291,10 +381,9 @@ def _check_anchors(
 
 def _warning_view(spec: Spec, w: Diagnostic, anchors: set[str]) -> WarningView:
     path = w.location.path
-    line = f":{w.location.line}" if w.location.line else ""
     return WarningView(
         code=w.code,
-        where=f"{spec.name}{line}",
+        where=_where(w.location),  # the spec's file, or the overlay's
         anchor=path if path in anchors else None,
         path=path,
         message=w.message,

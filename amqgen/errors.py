@@ -47,6 +47,10 @@ class AmqgenError(Exception):
         where = f"{self.location}: " if self.location else ""
         return f"{where}error: {self.message}"
 
+    def lines(self) -> list[str]:
+        """What the CLI prints: one line per problem."""
+        return [str(self)]
+
 
 class SpecError(AmqgenError):
     """The spec file cannot be read, is not a supported AMQP spec, or is inconsistent."""
@@ -62,6 +66,17 @@ class StrictError(SpecError):
 
     def lines(self) -> list[str]:
         return [d.format("error") for d in self.diagnostics]
+
+
+class ConflictError(SpecError):
+    """Several problems found together (an overlay's conflicts): each is reported on its own line."""
+
+    def __init__(self, problems: tuple[AmqgenError, ...]) -> None:
+        super().__init__(problems[0].message, problems[0].location)
+        self.problems = problems
+
+    def lines(self) -> list[str]:
+        return [str(p) for p in self.problems]
 
 
 class NamingError(AmqgenError):

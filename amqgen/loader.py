@@ -38,6 +38,11 @@ class Document:
     version_note: str | None  # set when the version attributes needed interpretation
 
 
+def canon(name: str) -> str:
+    """Canonical spec name: lower case, words joined by single hyphens (0-8 used spaces)."""
+    return re.sub(r"\s+", "-", name.strip().lower())
+
+
 def _parser() -> etree.XMLParser:
     return etree.XMLParser(
         resolve_entities=False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import cast
@@ -17,7 +17,7 @@ from typing import cast
 from lxml import etree
 
 from .errors import Diagnostic, Location, SpecError, StrictError
-from .loader import Document, read_document
+from .loader import Document, canon, read_document
 from .model import (
     ASSERT_KINDS,
     BITS_PER_OCTET,
@@ -40,6 +40,7 @@ from .model import (
     Spec,
     WireType,
 )
+from .overlay import Merger, Provenance, check_wire
 
 #: Wire type a field gets when it names a domain the spec never defines (W003).
 UNKNOWN_DOMAIN_FALLBACK: WireType = "longstr"
@@ -48,14 +49,19 @@ _LEVEL_RE = re.compile(r"\b(MUST|SHOULD|MAY)\b")
 _LEVEL_ORDER: dict[str, int] = {"MUST": 0, "SHOULD": 1, "MAY": 2}
 
 
-def canon(name: str) -> str:
-    """Canonical spec name: lower case, words joined by single hyphens (0-8 used spaces)."""
-    return re.sub(r"\s+", "-", name.strip().lower())
-
-
-def load_spec(path: str | Path, *, strict: bool = False) -> Spec:
-    """Read, resolve and lower a spec file. With ``strict``, any warning is an error."""
-    spec = Lowerer(read_document(path)).build()
+def load_spec(path: str | Path, *, strict: bool = False, overlays: Sequence[str | Path] = ()) -> Spec:
+    """Read, resolve and lower a spec file, with ``overlays`` merged in order (see
+    :mod:`amqgen.overlay`). With ``strict``, any warning is an error."""
+    doc = read_document(path)
+    spec = Lowerer(doc).build()
+    if overlays:
+        merger = Merger(doc)
+        for ov in overlays:
+            touched = merger.apply(read_document(ov))
+            # each overlay is checked against the model before it, so "existing" means what it extends
+            after = Lowerer(doc, merger.prov).build()
+            check_wire(spec, after, touched, str(ov))
+            spec = after
     if strict and spec.warnings:
         raise StrictError(spec.warnings)
     return spec
@@ -165,22 +171,33 @@ def _portable_regexp(pattern: str) -> str:
 class Lowerer:
     """Walks one Document into a Spec; collects warnings; raises SpecError on real errors."""
 
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, prov: Provenance | None = None) -> None:
         self.doc = doc
+        self.prov = prov or Provenance()
         self.warnings: list[Diagnostic] = []
         self.constants: dict[str, Constant] = {}
         self.domains: dict[str, Domain] = {}
         self.domain_spelling: dict[str, str] = {}  # canonical name -> name as defined
 
     # -- helpers -----------------------------------------------------------------------
-    def loc(self, el: etree._Element, path: str = "") -> Location:
-        return Location(self.doc.path, el.sourceline, path)
+    def loc(self, el: etree._Element, path: str = "", attr: str | None = None) -> Location:
+        """Where ``el`` comes from (the spec or an overlay); with ``attr``, where that attribute was set."""
+        if attr is not None and (el, attr) in self.prov.attributes:
+            return replace(self.prov.attributes[(el, attr)], path=path)
+        return Location(self.prov.file_of(el, self.doc.path), el.sourceline, path)
 
-    def warn(self, code: str, el: etree._Element, message: str, resolution: str, path: str = "") -> None:
-        self.warnings.append(Diagnostic(code, message, resolution, self.loc(el, path)))
+    def added(self, el: etree._Element, path: str) -> Location | None:
+        return self.loc(el, path) if el in self.prov.files else None
 
-    def error(self, el: etree._Element, message: str, path: str = "") -> SpecError:
-        return SpecError(message, self.loc(el, path))
+    def changed(self, el: etree._Element) -> tuple[Location, ...]:
+        return tuple(self.prov.changes.get(el, ()))
+
+    def warn(self, code: str, el: etree._Element, message: str, resolution: str, path: str = "",
+             attr: str | None = None) -> None:
+        self.warnings.append(Diagnostic(code, message, resolution, self.loc(el, path, attr)))
+
+    def error(self, el: etree._Element, message: str, path: str = "", attr: str | None = None) -> SpecError:
+        return SpecError(message, self.loc(el, path, attr))
 
     def name_of(self, el: etree._Element, what: str, path: str = "") -> str:
         raw = el.get("name")
@@ -195,7 +212,7 @@ class Lowerer:
         try:
             return int(raw.strip())
         except ValueError:
-            raise self.error(el, f"{attr}=\"{raw}\" is not a number", path) from None
+            raise self.error(el, f"{attr}=\"{raw}\" is not a number", path, attr) from None
 
     def flag(self, el: etree._Element, attr: str) -> bool:
         return (el.get(attr) or "0").strip() in ("1", "true", "yes")
@@ -266,6 +283,7 @@ class Lowerer:
             domains=tuple(self.domains.values()),
             classes=classes,
             warnings=tuple(self.warnings),
+            overlays=tuple(self.prov.overlays),
         )
 
     def constant(self, el: etree._Element) -> None:
@@ -282,7 +300,8 @@ class Lowerer:
             self.warn("W011", el, f'constant class "{raw_class}" is neither soft-error nor hard-error',
                       "the constant is kept without an error class", path)
         doc, _, _ = self.docs(el, path)
-        self.constants[name] = Constant(name, value, error_class, doc, self.loc(el, path))
+        self.constants[name] = Constant(name, value, error_class, doc, self.loc(el, path), self.added(el, path),
+                                        self.changed(el))
 
     def domain(self, el: etree._Element, by_name: dict[str, etree._Element], chain: tuple[str, ...]) -> Domain:
         name = canon(el.get("name") or "")
@@ -300,7 +319,7 @@ class Lowerer:
         elif t in by_name and t != name:
             wire = self.domain(by_name[t], by_name, (*chain, name)).type
         else:
-            raise self.error(el, f"domain {name!r} has unknown wire type {raw_type!r}", path)
+            raise self.error(el, f"domain {name!r} has unknown wire type {raw_type!r}", path, "type")
         doc, _, _ = self.docs(el, path)
         d = Domain(
             name=name,
@@ -310,6 +329,8 @@ class Lowerer:
             asserts=self.asserts(el, path, None),
             rules=self.rules(el, path),
             loc=self.loc(el, path),
+            added_by=self.added(el, path),
+            changed_by=self.changed(el),
         )
         self.domains[name] = d
         return d
@@ -335,7 +356,8 @@ class Lowerer:
                 if const is None:
                     raise self.error(r, f"rule on-failure names no constant: {on_failure!r}", rid)
                 code = const.value
-            out.append(Rule(name, rid, parent, _level(doc), on_failure, code, doc, scenario, self.loc(r, rid)))
+            out.append(Rule(name, rid, parent, _level(doc), on_failure, code, doc, scenario, self.loc(r, rid),
+                            self.added(r, rid), self.changed(r)))
         return tuple(out)
 
     def asserts(self, el: etree._Element, path: str, cls: etree._Element | None) -> tuple[Assert, ...]:
@@ -377,7 +399,8 @@ class Lowerer:
                 values = tuple(canon(v.get("name") or "") for v in _children(a, "value"))
                 if not values:
                     raise self.error(a, 'assert check="enum" lists no <value>', path)
-            out.append(Assert(cast(AssertKind, check), value, syntax_rule, ref, values, portable, self.loc(a, path)))
+            out.append(Assert(cast(AssertKind, check), value, syntax_rule, ref, values, portable, self.loc(a, path),
+                              self.added(a, path), self.changed(a)))
         return tuple(out)
 
     def le_ref(self, a: etree._Element, path: str, cls: etree._Element | None) -> str:
@@ -398,7 +421,7 @@ class Lowerer:
             impl = (c.get("implement") or "").strip().upper()
             if impl not in _LEVEL_ORDER:
                 raise self.error(c, f'chassis implement="{c.get("implement")}" is not MUST, SHOULD or MAY', path)
-            out.append(Chassis(name, cast(Level, impl), self.loc(c, path)))
+            out.append(Chassis(name, cast(Level, impl), self.loc(c, path), self.added(c, path), self.changed(c)))
         return tuple(out)
 
     def field(self, el: etree._Element, owner: str, cls: etree._Element) -> Field:
@@ -425,6 +448,7 @@ class Lowerer:
                 self.warn(
                     "W003", el, f"field {path} names domain {ref!r}, which the spec does not define",
                     f"the field is given wire type {UNKNOWN_DOMAIN_FALLBACK} (opaque bytes)", path,
+                    "domain" if raw_domain is not None else "type",
                 )
                 wire = UNKNOWN_DOMAIN_FALLBACK
             else:
@@ -453,6 +477,8 @@ class Lowerer:
             asserts=own_asserts + (domain.asserts if domain else ()),
             rules=self.rules(el, path),
             loc=self.loc(el, path),
+            added_by=self.added(el, path),
+            changed_by=self.changed(el),
         )
 
     def fields(self, els: Iterable[etree._Element], owner: str, cls: etree._Element) -> tuple[Field, ...]:
@@ -506,6 +532,8 @@ class Lowerer:
             rules=self.rules(el, name),
             loc=self.loc(el, name),
             property_flag_words=max(1, -(-len(props) // PROPERTIES_PER_FLAG_WORD)),
+            added_by=self.added(el, name),
+            changed_by=self.changed(el),
         )
 
     def methods(self, cls: etree._Element, cname: str, cindex: int) -> tuple[Method, ...]:
@@ -573,6 +601,8 @@ class Lowerer:
                     slots=slots,
                     segments=segments,
                     fixed_prefix_size=prefix,
+                    added_by=self.added(el, full),
+                    changed_by=self.changed(el),
                 )
             )
         return tuple(out)

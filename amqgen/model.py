@@ -56,6 +56,8 @@ class Assert:
     values: tuple[str, ...]  # check="enum": the allowed value names
     portable_value: str | None  # check="regexp": the pattern with suspicious ranges made literal
     loc: Location
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class Rule:
     doc: str
     scenario: str | None
     loc: Location
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class Chassis:
     name: str  # "client" or "server"
     implement: Level
     loc: Location
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,8 @@ class Constant:
     error_class: ErrorClass | None  # soft-error: channel exception; hard-error: connection exception
     doc: str
     loc: Location
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -98,6 +106,8 @@ class Domain:
     asserts: tuple[Assert, ...]
     rules: tuple[Rule, ...]
     loc: Location
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,10 @@ class Field:
     # Lowering, properties: flag word index and bit (15 = first property of a word).
     flag_word: int | None = None
     flag_bit: int | None = None
+    # Provenance (spec overlays): the overlay element that added this one (None: the spec itself;
+    # ``loc`` is then where it is defined), and the overlay elements that changed it, in the order applied.
+    added_by: Location | None = None
+    changed_by: tuple[Location, ...] = ()
 
     @property
     def size(self) -> int | None:
@@ -171,6 +185,8 @@ class Method:
     slots: tuple[Slot, ...]
     segments: tuple[Segment, ...]
     fixed_prefix_size: int  # octets before the first variable-size slot
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
     @property
     def id(self) -> tuple[int, int]:
@@ -195,6 +211,8 @@ class Class:
     rules: tuple[Rule, ...]
     loc: Location
     property_flag_words: int  # flag words a content header for this class carries (>= 1)
+    added_by: Location | None = None  # provenance: see Field
+    changed_by: tuple[Location, ...] = ()
 
     @property
     def has_content(self) -> bool:
@@ -207,6 +225,15 @@ class Class:
     @cached_property
     def method_by_index(self) -> dict[int, Method]:
         return {m.index: m for m in self.methods}
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """An overlay file applied to the spec (``--overlay``), in the order applied."""
+
+    name: str  # file name
+    sha256: str
+    removed: tuple[Location, ...]  # each element it removed: path, and the overlay line that removed it
 
 
 @dataclass(frozen=True)
@@ -223,6 +250,18 @@ class Spec:
     domains: tuple[Domain, ...]
     classes: tuple[Class, ...]
     warnings: tuple[Diagnostic, ...] = field(default=())
+    overlays: tuple[Overlay, ...] = field(default=())
+
+    @property
+    def title(self) -> str:
+        """The spec's file name, then each overlay's: ``amqp0-9-1.xml + rabbitmq.xml``."""
+        return " + ".join((self.name, *(o.name for o in self.overlays)))
+
+    @property
+    def origin(self) -> str:
+        """What generated files say they come from: every input file with its sha256."""
+        return " + ".join(f"{n} (sha256 {h})" for n, h in ((self.name, self.sha256),
+                                                             *((o.name, o.sha256) for o in self.overlays)))
 
     @cached_property
     def class_by_index(self) -> dict[int, Class]:

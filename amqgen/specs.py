@@ -25,6 +25,8 @@ def data_dir(name: str) -> Path:
 
 BUNDLED_DEFAULT = "0-9"
 BUNDLED = {"0-9": "amqp0-9.xml"}
+#: Overlays shipped with amqgen (``--overlay NAME``): name -> file under spec/.
+BUNDLED_OVERLAYS = {"rabbitmq": "overlays/rabbitmq.xml"}
 
 #: Debian's amqp-specs: name -> file under /usr/share/amqp/specs/ (overridable for tests).
 DEBIAN_SPECS = {
@@ -67,13 +69,36 @@ def available() -> list[SpecEntry]:
     return out
 
 
-def resolve(spec: str | None) -> Path:
-    """A path, a name, or None for the bundled default."""
+def _as_path(value: str, base: Path | None) -> Path | None:
+    """``value`` as a file path (relative to ``base`` when given), or None when it is a name."""
+    p = Path(value) if base is None or Path(value).is_absolute() else base / value
+    if p.suffix.lower() == ".xml" or os.sep in value or "/" in value or p.exists():
+        return p  # a path: the loader reports a missing file with its name
+    return None
+
+
+def overlays() -> list[tuple[str, Path]]:
+    return [(k, data_dir("spec") / v) for k, v in BUNDLED_OVERLAYS.items()]
+
+
+def resolve_overlay(overlay: str, base: Path | None = None) -> Path:
+    """An overlay file path (relative to ``base``, a project's folder, when given) or a bundled overlay's name."""
+    p = _as_path(overlay, base)
+    if p is not None:
+        return p
+    name = overlay.removeprefix("bundled:")
+    if name in BUNDLED_OVERLAYS:
+        return data_dir("spec") / BUNDLED_OVERLAYS[name]
+    raise UsageError(f"unknown overlay {overlay!r}: give a file path or one of {', '.join(sorted(BUNDLED_OVERLAYS))}")
+
+
+def resolve(spec: str | None, base: Path | None = None) -> Path:
+    """A path (relative to ``base``, a project's folder, when given), a name, or None for the bundled default."""
     if spec is None:
         return data_dir("spec") / BUNDLED[BUNDLED_DEFAULT]
-    p = Path(spec)
-    if p.suffix.lower() == ".xml" or os.sep in spec or p.exists():
-        return p  # a path: the loader reports a missing file with its name
+    p = _as_path(spec, base)
+    if p is not None:
+        return p
     source, _, short = spec.rpartition(":")
     for entry in available():
         if entry.short == short and (not source or entry.name.startswith(source + ":")) and entry.present:

@@ -1,30 +1,41 @@
 #!/usr/bin/env python3
 """Compare the generated 0-9-1 codec (amqgen) with pika, pamqp and py-amqp (`amqp` on PyPI).
 
-Run:  .venv/bin/python bench/bench_python.py [--spec FILE] [--readme bench/README.md] [--mypyc]
+Run:  .venv/bin/python bench/bench_python.py [--spec FILE] [--cases 2,7] [--readme bench/README.md]
+      .venv/bin/python bench/bench_python.py --instructions [--cases 6,7]   # callgrind counts
 
-Five cases, each library through its own codec API, on the same values and the same octets:
+Eight cases, each library on its leanest real path, on the same values and the same octets:
   1. encode basic.publish + content header (content-type, delivery-mode, 3-entry headers table,
      message-id, timestamp) + 128-byte body, as complete wire frames;
   2. decode those three frames;
   3. decode basic.deliver + content header + 1 KiB body;
   4. decode a RabbitMQ-like connection.start (server-properties with a nested capabilities table);
-  5. encode and decode queue.declare with an arguments table.
-Before timing, every library's output is checked: encoders must produce the same octets, decoders
-the same values. Reported: ops/s per library and amqgen's ratio to the fastest peer.
+  5. encode and decode queue.declare with an arguments table;
+  6. decode that queue.declare frame alone;
+  7. decode one basic.ack frame;
+  8. decode a buffer of 100 frames: 25 x (basic.deliver + header + 64-byte body, basic.ack).
+Decoding starts from nothing on every operation (no reader kept between operations). Before
+timing, every library's output is checked: encoders must write the same octets, decoders give the
+same values. Reported: ops/s per library and amqgen's ratio to the fastest peer.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime as dt
 import importlib
-import io
+import itertools
+import operator
 import os
 import platform
+import re
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 from collections.abc import Callable
 from importlib import metadata
@@ -36,7 +47,6 @@ import amqp.basic_message
 import amqp.method_framing
 import amqp.serialization
 import amqp.spec
-import amqp.transport
 import pamqp.body
 import pamqp.commands
 import pamqp.frame
@@ -46,8 +56,11 @@ import pika.spec
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+PACKAGE = "amqp091x"
 LIBS = ("amqgen", "pika", "pamqp", "py-amqp")
 PEERS = LIBS[1:]
+#: what is timed for amqgen besides the main column: a fresh FrameReader fed the whole buffer
+READER = "amqgen FrameReader"
 FRAME_MAX = 131072
 
 # -- the values every library encodes / must decode ----------------------------------------------------
@@ -62,6 +75,7 @@ TIMESTAMP_DT = dt.datetime.fromtimestamp(TIMESTAMP, dt.UTC)
 HEADERS: dict[str, Any] = {"source": "bench-suite", "trace-id": "5f0c1e2a9b7d4e3f", "urgent": True}
 BODY_128 = bytes(range(128))
 BODY_1K = bytes(i * 7 % 256 for i in range(1024))
+BODY_64 = bytes(range(64, 128))
 CONSUMER_TAG = "amq.ctag-Xq0vZbF3nQ1mYk8T2sJ4uA"
 DELIVERY_TAG = 123_456
 QUEUE = "bench.queue.orders"
@@ -94,52 +108,142 @@ SERVER_PROPERTIES: dict[str, Any] = {
 }
 START_ARGS = {"version_major": 0, "version_minor": 9, "server_properties": SERVER_PROPERTIES,
               "mechanisms": "AMQPLAIN PLAIN", "locales": "en_US"}
+MIXED_MESSAGES = 25  # case 8: this many (deliver + header + body, ack) groups: 100 frames
+
+#: per method: the argument names compared, and py-amqp's argument format with the positions of
+#: those names in what `amqp.serialization.loads` returns (it also returns reserved fields)
+ARGS: dict[tuple[int, int], tuple[tuple[str, ...], str, tuple[int, ...]]] = {
+    (10, 10): (("version_major", "version_minor", "server_properties", "mechanisms", "locales"), "ooFSS",
+               (0, 1, 2, 3, 4)),
+    (50, 10): (("queue", "passive", "durable", "exclusive", "auto_delete", "nowait", "arguments"), "BsbbbbbF",
+               (1, 2, 3, 4, 5, 6, 7)),
+    (60, 40): (("exchange", "routing_key", "mandatory", "immediate"), "Bssbb", (1, 2, 3, 4)),
+    (60, 60): (("consumer_tag", "delivery_tag", "redelivered", "exchange", "routing_key"), "sLbss", (0, 1, 2, 3, 4)),
+    (60, 80): (("delivery_tag", "multiple"), "Lb", (0, 1)),
+}
+AMQP_ARGSIG = {sig: fmt for sig, (_, fmt, _) in ARGS.items()}
+OUR_NAMES = {"nowait": "no_wait"}  # the spec's "no-wait"; pika and pamqp write nowait
 
 
-def render(spec: Path, out: Path, mypyc: bool) -> ModuleType:
+def render(spec: Path, out: Path, mypyc: bool) -> None:
     cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", str(spec),
-           "--package", "amqp091x", "--out", str(out)]
+           "--package", PACKAGE, "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     if proc.returncode != 0:
         sys.exit(f"bench: amqgen render failed: {proc.stderr.strip()}")
     if mypyc:  # an experiment (see README): the table codec compiled to a C extension
-        proc = subprocess.run([sys.executable, "-m", "mypyc", "amqp091x/table.py"], capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-m", "mypyc", f"{PACKAGE}/table.py"], capture_output=True, text=True,
                               cwd=out, check=False)
         if proc.returncode != 0:
             sys.exit(f"bench: mypyc failed: {proc.stdout.strip()[-2000:]} {proc.stderr.strip()[-2000:]}")
+
+
+def load(out: Path) -> ModuleType:
     sys.path.insert(0, str(out))
-    pkg = importlib.import_module("amqp091x")
+    pkg = importlib.import_module(PACKAGE)
     for sub in ("frames", "methods", "properties", "table"):
-        importlib.import_module(f"amqp091x.{sub}")
+        importlib.import_module(f"{PACKAGE}.{sub}")
     return pkg
 
 
-# -- py-amqp plumbing: its real writer and reader, on an in-memory transport --------------------------
-class _Sink:
-    def __init__(self) -> None:
-        self.out: list[bytes] = []
-
-    def write(self, data: Any) -> None:
-        self.out.append(bytes(data))  # py-amqp hands over a view of its reused buffer
+# -- each peer's leanest decoding loop over a buffer of frames ----------------------------------------
+_frame_size = struct.Struct(">I").unpack_from
 
 
-def _amqp_reader() -> Any:
-    """py-amqp's TCPTransport.read_frame, reading from memory instead of a socket."""
-    t = object.__new__(amqp.transport.TCPTransport)
-    t._read_buffer = b""
-    return t
+def pika_decoder(wire: bytes) -> Callable[[], Any]:
+    """pika.frame.decode_frame in a loop, handed exactly one frame each time (pika's connection
+    hands it the whole rest of its buffer, a copy that grows with the buffer)."""
+    decode_frame = pika.frame.decode_frame
+    end = len(wire)
+
+    def run() -> Any:
+        frames, off = [], 0
+        while off < end:
+            used, frame = decode_frame(wire[off:off + 8 + _frame_size(wire, off + 3)[0]])
+            frames.append(frame)
+            off += used
+        return frames
+    return run
+
+
+def pamqp_decoder(wire: bytes) -> Callable[[], Any]:
+    """pamqp.frame.unmarshal in a loop, handed exactly one frame each time."""
+    unmarshal = pamqp.frame.unmarshal
+    end = len(wire)
+
+    def run() -> Any:
+        frames, off = [], 0
+        while off < end:
+            used, _channel, frame = unmarshal(wire[off:off + 8 + _frame_size(wire, off + 3)[0]])
+            frames.append(frame)
+            off += used
+        return frames
+    return run
+
+
+def amqp_decoder(wire: bytes) -> Callable[[], Any]:
+    """py-amqp: frames split by a minimal loop (type, channel, size; frame-end checked), handed
+    to `amqp.method_framing.frame_handler` (py-amqp's inbound path: it assembles content header
+    and body into a Message and decodes the properties), and the method arguments decoded with
+    `amqp.serialization.loads`, as `Channel.dispatch_method` does. No transport emulation."""
+    loads, unpack_from = amqp.serialization.loads, struct.unpack_from
+    got: list[Any] = []
+    append = got.append
+    argsig = AMQP_ARGSIG
+
+    def callback(channel: int, method_sig: Any, buf: Any, msg: Any) -> None:
+        append((method_sig, loads(argsig[method_sig], buf, 4)[0], msg))
+
+    handler = amqp.method_framing.frame_handler(
+        SimpleNamespace(bytes_recv=0), callback,
+        # py-amqp, a client, never expects to receive basic.publish with content; the bench does
+        content_methods=frozenset([(60, 40), (60, 50), (60, 60), (60, 71)]),
+    )
+    end = len(wire)
+
+    def run() -> Any:
+        got.clear()
+        off = 0
+        while off < end:
+            frame_type, channel, size = unpack_from(">BHI", wire, off)
+            stop = off + 7 + size
+            if wire[stop] != 206:
+                raise ValueError("bad frame-end")
+            handler((frame_type, channel, wire[off + 7:stop]))
+            off = stop + 1
+        return got
+    return run
 
 
 # -- cases ---------------------------------------------------------------------------------------------
 Case = dict[str, Callable[[], Any]]
 
 
+def _mixed_wire() -> bytes:
+    """Case 8's buffer, written by pika: what a consumer with publisher confirms (or the traffic
+    pipeline) reads."""
+    props = pika.spec.BasicProperties(content_type=CONTENT_TYPE, delivery_mode=2, headers=HEADERS,
+                                      message_id=MESSAGE_ID, timestamp=TIMESTAMP)
+    parts = []
+    for i in range(MIXED_MESSAGES):
+        tag = DELIVERY_TAG + i
+        parts.append(pika.frame.Method(1, pika.spec.Basic.Deliver(
+            consumer_tag=CONSUMER_TAG, delivery_tag=tag, redelivered=bool(i % 2), exchange=EXCHANGE,
+            routing_key=f"{ROUTING_KEY}.{i}")).marshal())
+        parts.append(pika.frame.Header(1, len(BODY_64), props).marshal())
+        parts.append(pika.frame.Body(1, BODY_64).marshal())
+        parts.append(pika.frame.Method(1, pika.spec.Basic.Ack(delivery_tag=tag, multiple=i % 5 == 0)).marshal())
+    return b"".join(parts)
+
+
 def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
     fr, me, pr = ours.frames, ours.methods, ours.properties
-    sink = _Sink()
+    FrameReader = fr.FrameReader
+    decode_frames = fr.decode_frames
+    sink: list[bytes] = []
     conn = SimpleNamespace(frame_max=FRAME_MAX, bytes_sent=0, bytes_recv=0)
-    amqp_write = amqp.method_framing.frame_writer(conn, sink)
-    amqp_dumps, amqp_loads = amqp.serialization.dumps, amqp.serialization.loads
+    amqp_write = amqp.method_framing.frame_writer(conn, SimpleNamespace(write=lambda d: sink.append(bytes(d))))
+    amqp_dumps = amqp.serialization.dumps
     Message = amqp.basic_message.Message
 
     # (1) encode publish
@@ -166,11 +270,11 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
                 + pamqp.frame.marshal(pamqp.body.ContentBody(BODY_128), 1))
 
     def amqp_encode_publish() -> bytes:
-        sink.out.clear()
+        sink.clear()
         msg = Message(BODY_128, content_type=CONTENT_TYPE, delivery_mode=2, application_headers=HEADERS,
                       message_id=MESSAGE_ID, timestamp=TIMESTAMP)
         amqp_write(1, 1, amqp.spec.Basic.Publish, amqp_dumps("Bssbb", (0, EXCHANGE, ROUTING_KEY, False, False)), msg)
-        return sink.out[0]
+        return sink[0]
 
     publish_wire = pika_encode_publish()
     deliver_props = pika.spec.BasicProperties(content_type=CONTENT_TYPE, delivery_mode=2, headers=HEADERS,
@@ -182,60 +286,20 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
         + pika.frame.Header(1, len(BODY_1K), deliver_props).marshal() + pika.frame.Body(1, BODY_1K).marshal()
     )
     start_wire = pika.frame.Method(0, pika.spec.Connection.Start(**START_ARGS)).marshal()
+    declare_wire = pika.frame.Method(1, pika.spec.Queue.Declare(queue=QUEUE, durable=True,
+                                                                arguments=QUEUE_ARGS)).marshal()
+    ack_wire = pika.frame.Method(1, pika.spec.Basic.Ack(delivery_tag=DELIVERY_TAG, multiple=True)).marshal()
+    mixed_wire = _mixed_wire()
 
-    # (2)-(4) decode: each library's frame reader plus its method / property decoders
-    ours_reader = fr.FrameReader(max_frame_size=FRAME_MAX)
-
+    # decoding: amqgen's stateless decode_frames (and, for the second column, a fresh reader)
     def ours_decoder(wire: bytes) -> Callable[[], Any]:
         def run() -> Any:
-            return ours_reader.feed(wire)
+            return decode_frames(wire, 0, FRAME_MAX)
         return run
 
-    def pika_decoder(wire: bytes) -> Callable[[], Any]:
-        decode_frame = pika.frame.decode_frame
-
+    def reader_decoder(wire: bytes) -> Callable[[], Any]:
         def run() -> Any:
-            frames, offset, end = [], 0, len(wire)
-            while offset < end:
-                used, frame = decode_frame(wire[offset:])
-                frames.append(frame)
-                offset += used
-            return frames
-        return run
-
-    def pamqp_decoder(wire: bytes) -> Callable[[], Any]:
-        unmarshal = pamqp.frame.unmarshal
-
-        def run() -> Any:
-            frames, offset, end = [], 0, len(wire)
-            while offset < end:
-                used, _channel, frame = unmarshal(wire[offset:])
-                frames.append(frame)
-                offset += used
-            return frames
-        return run
-
-    def amqp_decoder(wire: bytes, nframes: int, argsig: str, content: bool) -> Callable[[], Any]:
-        """read_frame + frame_handler (py-amqp's inbound path; it assembles header and body into a
-        Message) + loads of the method arguments, as Channel.dispatch_method does."""
-        reader = _amqp_reader()
-        got: list[Any] = []
-        sig = (60, 40) if content else (0, 0)
-
-        def callback(channel: int, method_sig: Any, buf: Any, msg: Any) -> None:
-            got.append((method_sig, amqp_loads(argsig, buf, 4)[0], msg))
-
-        handler = amqp.method_framing.frame_handler(
-            SimpleNamespace(bytes_recv=0), callback,
-            content_methods=frozenset([sig, (60, 60)]),  # py-amqp, a client, never expects to receive publish
-        )
-
-        def run() -> Any:
-            got.clear()
-            reader._quick_recv = io.BytesIO(wire).read
-            for _ in range(nframes):
-                handler(reader.read_frame())
-            return got[0]
+            return FrameReader(FRAME_MAX).feed(wire)
         return run
 
     # (5) queue.declare round trip
@@ -243,7 +307,11 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
         # Method.encode_frame(channel): the generated package's one-call method frame (the same
         # octets as frames.encode_frame(MethodFrame(...)), without building the NamedTuple).
         data = me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS).encode_frame(1)
-        return data, ours_reader.feed(data)
+        return data, decode_frames(data, 0, FRAME_MAX)
+
+    def reader_declare() -> Any:
+        data = me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS).encode_frame(1)
+        return data, FrameReader(FRAME_MAX).feed(data)
 
     probe = me.QueueDeclare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS)
     if probe.encode_frame(1) != fr.encode_frame(fr.MethodFrame(1, probe)):
@@ -251,40 +319,41 @@ def build_cases(ours: ModuleType) -> list[tuple[str, Case]]:
 
     def pika_declare() -> Any:
         data = pika.frame.Method(1, pika.spec.Queue.Declare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS)).marshal()
-        return data, pika.frame.decode_frame(data)
+        return data, [pika.frame.decode_frame(data)[1]]
 
     def pamqp_declare() -> Any:
         data = pamqp.frame.marshal(pamqp.commands.Queue.Declare(queue=QUEUE, durable=True, arguments=QUEUE_ARGS), 1)
-        return data, pamqp.frame.unmarshal(data)
+        return data, [pamqp.frame.unmarshal(data)[2]]
 
-    declare_reader = _amqp_reader()
+    declare_read = amqp_decoder(declare_wire)
 
     def amqp_declare() -> Any:
-        sink.out.clear()
+        sink.clear()
         amqp_write(1, 1, amqp.spec.Queue.Declare,
                    amqp_dumps("BsbbbbbF", (0, QUEUE, False, True, False, False, False, QUEUE_ARGS)), None)
-        data = sink.out[0]
-        declare_reader._quick_recv = io.BytesIO(data).read
-        _type, _channel, payload = declare_reader.read_frame()
-        return data, amqp_loads("BsbbbbbF", payload, 4)[0]
+        data = sink[0]
+        if data != declare_wire:  # the reader was built for these octets
+            raise AssertionError("py-amqp wrote another queue.declare")
+        return data, declare_read()
 
-    cases: list[tuple[str, Case]] = [
+    def decoders(wire: bytes) -> Case:
+        return {"amqgen": ours_decoder(wire), READER: reader_decoder(wire), "pika": pika_decoder(wire),
+                "pamqp": pamqp_decoder(wire), "py-amqp": amqp_decoder(wire)}
+
+    return [
         ("1 encode basic.publish+header+128B body", {
             "amqgen": ours_encode_publish, "pika": pika_encode_publish,
             "pamqp": pamqp_encode_publish, "py-amqp": amqp_encode_publish}),
-        ("2 decode basic.publish+header+128B body", {
-            "amqgen": ours_decoder(publish_wire), "pika": pika_decoder(publish_wire),
-            "pamqp": pamqp_decoder(publish_wire), "py-amqp": amqp_decoder(publish_wire, 3, "Bssbb", True)}),
-        ("3 decode basic.deliver+header+1KiB body", {
-            "amqgen": ours_decoder(deliver_wire), "pika": pika_decoder(deliver_wire),
-            "pamqp": pamqp_decoder(deliver_wire), "py-amqp": amqp_decoder(deliver_wire, 3, "sLbss", True)}),
-        ("4 decode connection.start (RabbitMQ-like)", {
-            "amqgen": ours_decoder(start_wire), "pika": pika_decoder(start_wire),
-            "pamqp": pamqp_decoder(start_wire), "py-amqp": amqp_decoder(start_wire, 1, "ooFSS", False)}),
+        ("2 decode basic.publish+header+128B body", decoders(publish_wire)),
+        ("3 decode basic.deliver+header+1KiB body", decoders(deliver_wire)),
+        ("4 decode connection.start (RabbitMQ-like)", decoders(start_wire)),
         ("5 encode+decode queue.declare w/ arguments", {
-            "amqgen": ours_declare, "pika": pika_declare, "pamqp": pamqp_declare, "py-amqp": amqp_declare}),
+            "amqgen": ours_declare, READER: reader_declare, "pika": pika_declare, "pamqp": pamqp_declare,
+            "py-amqp": amqp_declare}),
+        ("6 decode queue.declare w/ arguments", decoders(declare_wire)),
+        ("7 decode basic.ack", decoders(ack_wire)),
+        ("8 decode 100 frames: 25x(deliver+header+64B body, ack)", decoders(mixed_wire)),
     ]
-    return cases
 
 
 # -- checking that every library did the same work ------------------------------------------------------
@@ -292,82 +361,120 @@ def _ts(v: Any) -> int:
     return int(v.timestamp()) if isinstance(v, dt.datetime) else int(v)
 
 
-def _s(v: Any) -> str:
-    return v.decode() if isinstance(v, (bytes, bytearray)) else str(v)
+def _s(v: Any) -> Any:
+    return v.decode() if isinstance(v, (bytes, bytearray)) else v
 
 
-def _msg_view(lib: str, result: Any) -> dict[str, Any]:
-    """Method fields, the five properties and the body, from each library's decode result."""
+def _props(p: Any) -> tuple[Any, ...]:
+    if isinstance(p, dict):  # py-amqp
+        return (p.get("content_type"), p.get("delivery_mode"), p.get("application_headers"), p.get("message_id"),
+                _ts(p["timestamp"]))
+    return (p.content_type, p.delivery_mode, p.headers, p.message_id, _ts(p.timestamp))
+
+
+def messages(lib: str, result: Any) -> list[tuple[Any, ...]]:
+    """What a decode result says, the same way for every library: per method its (class id,
+    method id), compared arguments, and for content its five properties and the whole body."""
+    out: list[tuple[Any, ...]] = []
     if lib == "py-amqp":
-        sig, args, msg = result
-        p = msg.properties
-        props = (p["content_type"], p["delivery_mode"], p["application_headers"], p["message_id"], p["timestamp"])
-        return {"sig": sig, "args": list(args), "props": props[:4] + (_ts(props[4]),), "body": bytes(msg.body)}
-    method_f, header_f, body_f = result
-    if lib == "pika":
-        m, p, body, sig = method_f.method, header_f.properties, body_f.fragment, None
-        ts = p.timestamp
-    elif lib == "pamqp":
-        m, p, body = method_f, header_f.properties, body_f.value
-        ts = p.timestamp
-    else:
-        m, p, body = method_f.method, header_f.properties, bytes(body_f.payload)
-        ts = p.timestamp
-    if lib == "amqgen":
-        sig = (m.CLASS_ID, m.METHOD_ID)
+        for sig, args, msg in result:
+            names, _, pos = ARGS[sig]
+            vals = tuple(_s(args[i]) for i in pos)
+            content = None if msg is None else (msg.body_size, _props(msg.properties), bytes(msg.body))
+            out.append((sig, vals, content))
+        return out
+    items: list[tuple[str, Any]] = []
+    if lib in ("amqgen", READER):
+        frames = result[0] if lib == "amqgen" else result  # decode_frames gives (frames, end)
+        for f in frames:
+            kind = type(f).__name__
+            if kind == "MethodFrame":
+                items.append(("method", f.method))
+            elif kind == "HeaderFrame":
+                items.append(("header", (f.body_size, f.properties)))
+            else:
+                items.append(("body", bytes(f.payload)))
     elif lib == "pika":
-        sig = (m.INDEX >> 16, m.INDEX & 0xFFFF)
+        for f in result:
+            if isinstance(f, pika.frame.Method):
+                items.append(("method", f.method))
+            elif isinstance(f, pika.frame.Header):
+                items.append(("header", (f.body_size, f.properties)))
+            else:
+                items.append(("body", bytes(f.fragment)))
     else:
-        sig = (m.index >> 16, m.index & 0xFFFF)
-    if sig == (60, 40):
-        args = [0, m.exchange, m.routing_key, m.mandatory, m.immediate]
-    else:
-        args = [m.consumer_tag, m.delivery_tag, m.redelivered, m.exchange, m.routing_key]
-    return {"sig": sig, "args": args,
-            "props": (p.content_type, p.delivery_mode, p.headers, p.message_id, _ts(ts)), "body": bytes(body)}
+        for f in result:
+            if isinstance(f, pamqp.header.ContentHeader):
+                items.append(("header", (f.body_size, f.properties)))
+            elif isinstance(f, pamqp.body.ContentBody):
+                items.append(("body", bytes(f.value)))
+            else:
+                items.append(("method", f))
+    pending: list[Any] = []
+    for kind, value in items:
+        if kind == "method":
+            m = value
+            if lib in ("amqgen", READER):
+                sig = (m.CLASS_ID, m.METHOD_ID)
+            elif lib == "pika":
+                sig = (m.INDEX >> 16, m.INDEX & 0xFFFF)
+            else:
+                sig = (m.index >> 16, m.index & 0xFFFF)
+            names = ARGS[sig][0]
+            if lib in ("amqgen", READER):
+                names = tuple(OUR_NAMES.get(n, n) for n in names)
+            pending = [sig, tuple(_s(getattr(m, n)) for n in names), None]
+            out.append(tuple(pending))
+        elif kind == "header":
+            size, p = value
+            pending[2] = [size, _props(p), b""]
+        else:
+            pending[2][2] += value
+            if len(pending[2][2]) == pending[2][0]:
+                out[-1] = (pending[0], pending[1], tuple(pending[2]))
+    return out
+
+
+def expected(name: str) -> list[tuple[Any, ...]]:
+    """Case by case, what every decoder must report: written out from the values, not taken from
+    any library's output."""
+    props = (CONTENT_TYPE, 2, HEADERS, MESSAGE_ID, TIMESTAMP)
+    if name.startswith("2"):
+        return [((60, 40), (EXCHANGE, ROUTING_KEY, False, False), (len(BODY_128), props, BODY_128))]
+    if name.startswith("3"):
+        return [((60, 60), (CONSUMER_TAG, DELIVERY_TAG, True, EXCHANGE, ROUTING_KEY), (len(BODY_1K), props, BODY_1K))]
+    if name.startswith("4"):
+        return [((10, 10), (0, 9, SERVER_PROPERTIES, "AMQPLAIN PLAIN", "en_US"), None)]
+    if name.startswith(("5", "6")):
+        return [((50, 10), (QUEUE, False, True, False, False, False, QUEUE_ARGS), None)]
+    if name.startswith("7"):
+        return [((60, 80), (DELIVERY_TAG, True), None)]
+    out: list[tuple[Any, ...]] = []
+    for i in range(MIXED_MESSAGES):
+        tag = DELIVERY_TAG + i
+        out.append(((60, 60), (CONSUMER_TAG, tag, bool(i % 2), EXCHANGE, f"{ROUTING_KEY}.{i}"),
+                    (len(BODY_64), props, BODY_64)))
+        out.append(((60, 80), (tag, i % 5 == 0), None))
+    return out
 
 
 def verify(cases: list[tuple[str, Case]]) -> None:
-    """Fail loudly unless every library produced the same octets / values for every case."""
-    (n1, c1), (n2, c2), (n3, c3), (n4, c4), (n5, c5) = cases
-    enc = {lib: c1[lib]() for lib in LIBS}
-    assert len(set(enc.values())) == 1, f"{n1}: libraries wrote different octets: { {k: len(v) for k, v in enc.items()} }"
-    for name, case in ((n2, c2), (n3, c3)):
-        views = {lib: _msg_view(lib, case[lib]()) for lib in LIBS}
-        ref = views["pika"]
-        for lib, v in views.items():
-            assert v == ref, f"{name}: {lib} decoded {v} != pika {ref}"
-    starts: dict[str, tuple[Any, ...]] = {}
-    for lib in LIBS:
-        r = c4[lib]()
-        if lib == "py-amqp":
-            a = r[1]
-            starts[lib] = (a[0], a[1], a[2], _s(a[3]), _s(a[4]))
-        elif lib == "pamqp":
-            m = r[0]
-            starts[lib] = (m.version_major, m.version_minor, m.server_properties, _s(m.mechanisms), _s(m.locales))
-        else:
-            m = r[0].method
-            starts[lib] = (m.version_major, m.version_minor, m.server_properties, _s(m.mechanisms), _s(m.locales))
-    for lib, start in starts.items():
-        assert start == (0, 9, SERVER_PROPERTIES, "AMQPLAIN PLAIN", "en_US"), f"{n4}: {lib} decoded {start}"
-    decl_bytes = set()
-    for lib in LIBS:
-        data, dec = c5[lib]()
-        decl_bytes.add(data)
-        if lib == "py-amqp":
-            q, durable, args = dec[1], dec[3], dec[7]
-        elif lib == "pika":
-            m = dec[1].method
-            q, durable, args = m.queue, m.durable, m.arguments
-        elif lib == "pamqp":
-            m = dec[2]
-            q, durable, args = m.queue, m.durable, m.arguments
-        else:
-            m = dec[0].method
-            q, durable, args = m.queue, m.durable, m.arguments
-        assert (q, durable, args) == (QUEUE, True, QUEUE_ARGS), f"{n5}: {lib} round trip gave {(q, durable, args)}"
-    assert len(decl_bytes) == 1, f"{n5}: libraries wrote different octets"
+    """Fail loudly unless every library wrote the same octets and decoded the same values."""
+    for name, case in cases:
+        if name.startswith("1"):
+            enc = {lib: fn() for lib, fn in case.items()}
+            assert len(set(enc.values())) == 1, f"{name}: different octets: { {k: len(v) for k, v in enc.items()} }"
+            continue
+        want = expected(name)
+        wires = set()
+        for lib, fn in case.items():
+            result = fn()
+            if name.startswith("5"):
+                data, result = result
+                wires.add(data)
+            got = messages(lib, result)
+            assert got == want, f"{name}: {lib} decoded {got[:2]} ... != {want[:2]} ..."
+        assert len(wires) <= 1, f"{name}: libraries wrote different octets"
 
 
 # -- timing -----------------------------------------------------------------------------------------------
@@ -393,51 +500,114 @@ def machine_note() -> str:
             f"CPython {platform.python_version()}; {versions}")
 
 
-def table(results: dict[str, dict[str, float]]) -> str:
-    head = "| case | amqgen | pika | pamqp | py-amqp | fastest peer | amqgen / fastest |"
-    rows = [head, "|---|---:|---:|---:|---:|---|---:|"]
+def load_note() -> str:
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def table(results: dict[str, dict[str, float]], unit: str = "ops/s") -> str:
+    """Higher is better for ops/s; for instructions per operation lower is better."""
+    ops = unit == "ops/s"
+    head = f"| case | amqgen | pika | pamqp | py-amqp | fastest peer | amqgen / fastest | {READER} / fastest |"
+    rows = [head, "|---|---:|---:|---:|---:|---|---:|---:|"]
     for name, r in results.items():
-        fastest = max(PEERS, key=lambda p: r[p])
-        ratio = r["amqgen"] / r[fastest]
+        fastest = (max if ops else min)(PEERS, key=lambda p: r[p])
+        ratio = r["amqgen"] / r[fastest] if ops else r[fastest] / r["amqgen"]
+        reader = "" if READER not in r else (
+            f"{r[READER] / r[fastest]:.2f}x" if ops else f"{r[fastest] / r[READER]:.2f}x")
         rows.append(f"| {name} | " + " | ".join(f"{r[lib]:,.0f}" for lib in LIBS)
-                    + f" | {fastest} | {ratio:.2f}x |")
+                    + f" | {fastest} | {ratio:.2f}x | {reader} |")
     return "\n".join(rows)
 
 
+def write_block(readme: Path, tag: str, block: str) -> None:
+    text = readme.read_text()
+    start, end = f"<!-- {tag}:start -->", f"<!-- {tag}:end -->"
+    if start not in text or end not in text:
+        sys.exit(f"bench: {readme} has no {start} ... {end} section")
+    before, rest = text.split(start, 1)
+    _, after = rest.split(end, 1)
+    readme.write_text(f"{before}{start}\n{block}\n{end}{after}")
+    print(f"wrote {readme}")
+
+
+# -- instruction counts (callgrind) -----------------------------------------------------------------------
+def child(out: Path, case_no: int, lib: str, iterations: int) -> int:
+    """Run one case's closure ``iterations`` times inside deque.extend, which callgrind is told to
+    count alone (--toggle-collect): imports and set-up stay out of the count."""
+    cases = build_cases(load(out))
+    fn = cases[case_no - 1][1][lib]
+    fn()  # warm up: caches, specialised bytecode
+    collections.deque(map(operator.call, itertools.repeat(fn, iterations)), maxlen=0)
+    return 0
+
+
+def instructions(out: Path, case_no: int, lib: str, fn: Callable[[], Any]) -> float:
+    """Instructions per operation, from one callgrind run of about 20 ms worth of operations."""
+    start = time.perf_counter()
+    fn()
+    iterations = max(20, min(2000, int(0.02 / max(time.perf_counter() - start, 1e-7))))
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--collect-atstart=no",
+           "--toggle-collect=deque_extend", sys.executable, __file__,
+           "--child", str(out), str(case_no), lib, str(iterations)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not found or int(found.group(1)) == 0:
+        sys.exit(f"bench: callgrind counted nothing (a Python without symbols?): {proc.stderr[-2000:]}")
+    return int(found.group(1)) / iterations
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _, _, out, case_no, lib, n = sys.argv
+        return child(Path(out), int(case_no), lib, int(n))
     ap = argparse.ArgumentParser(description="amqgen Python codec vs pika / pamqp / py-amqp")
     ap.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cases", help="comma-separated case numbers (default: all)")
     ap.add_argument("--readme", type=Path, help="also write the table between the bench markers of this file")
     ap.add_argument("--mypyc", action="store_true", help="compile the generated table.py with mypyc first")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions per operation with callgrind instead of timing")
     args = ap.parse_args()
+    if args.instructions and not shutil.which("valgrind"):
+        sys.exit("bench: --instructions needs valgrind (Debian package valgrind)")
     with tempfile.TemporaryDirectory(prefix="amqgen-bench-") as tmp:
-        ours = render(args.spec, Path(tmp), args.mypyc)
-        cases = build_cases(ours)
+        render(args.spec, Path(tmp), args.mypyc)
+        cases = build_cases(load(Path(tmp)))
         verify(cases)
         print("verified: all libraries encode the same octets and decode the same values", flush=True)
+        wanted = {int(c) for c in args.cases.split(",")} if args.cases else set(range(1, len(cases) + 1))
+        load_before = load_note()
         results: dict[str, dict[str, float]] = {}
-        for name, case in cases:
-            results[name] = {lib: ops_per_second(case[lib], args.repeat) for lib in LIBS}
-            print(f"  {name}: " + ", ".join(f"{lib} {v:,.0f}/s" for lib, v in results[name].items()), flush=True)
+        for no, (name, case) in enumerate(cases, 1):
+            if no not in wanted:
+                continue
+            if args.instructions:
+                results[name] = {lib: instructions(Path(tmp), no, lib, fn) for lib, fn in case.items()}
+                print(f"  {name}: " + ", ".join(f"{lib} {v:,.0f} Ir/op" for lib, v in results[name].items()),
+                      flush=True)
+            else:
+                results[name] = {lib: ops_per_second(fn, args.repeat) for lib, fn in case.items()}
+                print(f"  {name}: " + ", ".join(f"{lib} {v:,.0f}/s" for lib, v in results[name].items()),
+                      flush=True)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    out = table(results)
-    note = f"Run {when} on {machine_note()}." + (" amqgen's table.py compiled with mypyc." if args.mypyc else "")
+    unit = "Ir/op" if args.instructions else "ops/s"
+    out = table(results, unit)
+    note = (f"Run {when} on {machine_note()}. Load average (1/5/15 min) {load_before} before, "
+            f"{load_note()} after." + (" amqgen's table.py compiled with mypyc." if args.mypyc else ""))
     print()
     print(out)
     print()
     print(note)
     if args.readme:
-        text = args.readme.read_text()
-        tag = "bench-mypyc" if args.mypyc else "bench"
-        start, end = f"<!-- {tag}:start -->", f"<!-- {tag}:end -->"
-        if start not in text or end not in text:
-            sys.exit(f"bench: {args.readme} has no {start} ... {end} section")
-        before, rest = text.split(start, 1)
-        _, after = rest.split(end, 1)
-        block = f"{start}\nops/s, higher is better (ratio: amqgen over the fastest peer; goal >= 2x).\n\n{out}\n\n{note}\n{end}"
-        args.readme.write_text(before + block + after)
-        print(f"wrote {args.readme}")
+        if args.instructions:
+            tag, head = "bench-instructions", (
+                "Instructions per operation (callgrind), lower is better; ratio: the peer with the fewest "
+                "instructions over amqgen (goal >= 2x).")
+        else:
+            tag = "bench-mypyc" if args.mypyc else "bench"
+            head = "ops/s, higher is better (ratio: amqgen over the fastest peer; goal >= 2x)."
+        write_block(args.readme, tag, f"{head}\n\n{out}\n\n{note}")
     return 0
 
 

@@ -12,13 +12,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 SPEC_091 = str(SHARED / "specs" / "amqp0-9-1.xml")
 SPEC_091_EXT = str(SHARED / "specs" / "amqp0-9-1.extended.xml")
+#: The bundled overlay that turns SPEC_091 into RabbitMQ's extended spec (`--overlay rabbitmq`).
+RABBITMQ_OVERLAY = ROOT / "spec" / "overlays" / "rabbitmq.xml"
 
-_rendered: dict[tuple[str, str, bool], Path] = {}
+_rendered: dict[tuple[str, str, bool, tuple[str, ...]], Path] = {}
 
 
-def render_package(spec: str, package: str, out_root: Path, *, tests: bool = False) -> Path:
+def render_package(spec: str, package: str, out_root: Path, *, tests: bool = False,
+                   overlays: tuple[str, ...] = ()) -> Path:
     """Run the real CLI (`python -m amqgen render --lang python`) and return the output dir."""
-    key = (spec, package, tests)
+    key = (spec, package, tests, overlays)
     if key in _rendered:
         return _rendered[key]
     out = out_root / f"{package}{'_t' if tests else ''}"
@@ -26,16 +29,18 @@ def render_package(spec: str, package: str, out_root: Path, *, tests: bool = Fal
            "--spec", spec, "--package", package]
     if tests:
         cmd += ["--option", "tests=1"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    for o in overlays:
+        cmd += ["--overlay", o]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode != 0:
         raise AssertionError(f"render failed ({proc.returncode}): {proc.stderr}")
     _rendered[key] = out
     return out
 
 
-def import_package(spec: str, package: str, out_root: Path) -> ModuleType:
+def import_package(spec: str, package: str, out_root: Path, *, overlays: tuple[str, ...] = ()) -> ModuleType:
     """Render (once per session) and import `package` with all its submodules."""
-    out = render_package(spec, package, out_root)
+    out = render_package(spec, package, out_root, overlays=overlays)
     if str(out) not in sys.path:
         sys.path.insert(0, str(out))
     mod = importlib.import_module(package)

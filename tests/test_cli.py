@@ -209,6 +209,10 @@ def test_fresh_venv_install_runs_from_another_directory(tmp_path: Path) -> None:
     assert proc.returncode == 0 and (elsewhere / "o" / "SUMMARY.md").is_file()
     site = next((venv / "lib").glob("python*/site-packages/amqgen"))
     assert (site / "spec" / "amqp0-9.xml").is_file() and (site / "templates" / "summary" / "pack.toml").is_file()
+    # the bundled overlay ships too, and its name works from anywhere
+    assert (site / "spec" / "overlays" / "rabbitmq.xml").is_file()
+    proc = amqgen("validate", "--spec", str(SPEC_091), "--overlay", "rabbitmq", cwd=elsewhere, exe=exe)
+    assert proc.returncode == 0 and "+ rabbitmq.xml: AMQP 0-9-1" in proc.stdout and "60 methods" in proc.stdout, proc.stderr
 
 
 # -- render as a build step: stale files, --list-outputs, --depfile ------------------------------------------

@@ -382,10 +382,73 @@ def mutated(draw: st.DrawFn) -> bytes:
 inputs = st.one_of(st.binary(max_size=MAX_INPUT), mutated())
 
 
+def _outcome(amqp091: ModuleType, fn: Callable[[], Any]) -> Any:
+    """What a decoder made of the input: its result as text (repr: NaN floats compare unequal),
+    or the class of the DecodeError it raised."""
+    with guard():
+        try:
+            return repr(fn())
+        except amqp091.exceptions.DecodeError as e:
+            return type(e)
+
+
+def frames_one_by_one(amqp091: ModuleType, data: bytes | memoryview) -> tuple[list[Any], int]:
+    got, offset = [], 0
+    while True:
+        frame, after = amqp091.frames.decode_frame(data, offset)
+        if frame is None:
+            return got, offset
+        got.append(frame)
+        offset = after
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=inputs, step=st.integers(1, 64))
 def test_fuzz_frame_reader(amqp091: ModuleType, data: bytes, step: int) -> None:
+    """In chunks: only typed errors. Whole: FrameReader, decode_frames and decode_frame (one frame
+    after another) agree on every input, the frames they return or the error class they raise."""
     _only_typed_errors(amqp091, lambda: feed_all(amqp091, data, step=step))
+
+    def reader() -> tuple[list[Any], int]:
+        r = amqp091.frames.FrameReader()
+        frames = r.feed(data)
+        return frames, len(data) - r.buffered
+
+    want = _outcome(amqp091, reader)
+    assert _outcome(amqp091, lambda: amqp091.frames.decode_frames(data)) == want
+    assert _outcome(amqp091, lambda: frames_one_by_one(amqp091, memoryview(data))) == want
+
+
+def test_decode_frames_resumes_and_reports_where(amqp091: ModuleType) -> None:
+    """A byte stream cut anywhere: the complete frames, and the offset the next call starts from;
+    a malformed frame after good ones raises with `offset` at its first octet."""
+    fr, exc = amqp091.frames, amqp091.exceptions
+    stream = b"".join(CORPUS)
+    starts = [0]
+    for f in CORPUS:
+        starts.append(starts[-1] + len(f))
+    for cut in range(0, len(stream), 7):
+        first, off = fr.decode_frames(stream[:cut])
+        assert off == max(s for s in starts if s <= cut) and len(first) == starts.index(off)
+        rest, end = fr.decode_frames(bytearray(stream), off)
+        assert end == len(stream) and len(first) + len(rest) == len(CORPUS)
+    frame, after = fr.decode_frame(stream, starts[2])
+    assert type(frame) is fr.BodyFrame and frame.payload == BODY and after == starts[3]
+    assert fr.decode_frame(stream[:-1], starts[-2]) == (None, starts[-2])
+    bad = PUBLISH_FRAME[:-1] + b"\x00"
+    data, at = HEADER_FRAME + BODY_FRAME + bad, len(HEADER_FRAME + BODY_FRAME)
+    for decode, start in ((fr.decode_frames, len(HEADER_FRAME)), (fr.decode_frame, at)):
+        with pytest.raises(exc.FrameEndError) as info:
+            decode(data, start)
+        assert info.value.offset == at
+    with pytest.raises(exc.FrameSizeError) as info:
+        fr.decode_frames(BODY_FRAME + frame_header_only(), 0, 4096)
+    assert info.value.offset == len(BODY_FRAME)
+    assert exc.TruncatedError("x").offset is None  # set only by the frame decoders
+
+
+def frame_header_only() -> bytes:
+    return struct.pack(">BHI", 3, 1, 5000)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,5 +1,6 @@
 """The Python target across every supported spec: the bundled 0-9, ../shared/specs' 0-9-1 and
-0-9-1 extended, and every 0-8 / 0-9 / 0-9-1 file of Debian's amqp-specs.
+0-9-1 extended, the 0-9-1 with the bundled RabbitMQ overlay, and every 0-8 / 0-9 / 0-9-1 file of
+Debian's amqp-specs.
 
 Each rendering (with the conformance tests option) must import, pass `mypy --strict` and
 `ruff check` (ruff's default rules, run isolated from any project config), and its generated
@@ -11,9 +12,12 @@ AMQP 1 1 0 9 as 0-9, and answers anything else with its own header).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
+import json
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -28,7 +32,8 @@ import pamqp.constants
 import pamqp.header
 import pika.frame
 import pytest
-from pytarget import ROOT, SPEC_091, SPEC_091_EXT
+from pytarget import RABBITMQ_OVERLAY, ROOT, SPEC_091, SPEC_091_EXT
+from specgen import spec_text, write
 
 from amqgen import __version__
 from amqgen.lower import load_spec
@@ -45,6 +50,7 @@ class Case:
     spec_arg: str | None  # what --spec gets (None: the bundled default)
     path: Path  # the file, for loading the model independently of the render
     package: str
+    overlays: tuple[Path, ...] = ()  # what --overlay gets, in order
 
 
 def _cases() -> list[Case]:
@@ -52,6 +58,7 @@ def _cases() -> list[Case]:
         Case("bundled-0-9", None, ROOT / "spec" / "amqp0-9.xml", "gen_bundled_0_9"),
         Case("shared-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), "gen_shared_0_9_1x"),
         Case("shared-0-9-1", SPEC_091, Path(SPEC_091), "gen_shared_0_9_1"),
+        Case("shared-0-9-1+rabbitmq", SPEC_091, Path(SPEC_091), "gen_shared_0_9_1_rabbitmq", (RABBITMQ_OVERLAY,)),
     ]
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
         out.append(
@@ -65,10 +72,13 @@ CASES = _cases()
 IDS = [c.key for c in CASES]
 
 
-def render(spec_arg: str | None, package: str, out: Path, *, tests: bool = True) -> subprocess.CompletedProcess[str]:
+def render(spec_arg: str | None, package: str, out: Path, *, tests: bool = True,
+           overlays: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--out", str(out), "--package", package]
     if spec_arg is not None:
         cmd += ["--spec", spec_arg]
+    for o in overlays:
+        cmd += ["--overlay", str(o)]
     if tests:
         cmd += ["--option", "tests=1"]
     return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT)
@@ -83,7 +93,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     def one(case: Case) -> tuple[str, Path]:
         out = root / case.key
-        proc = render(case.spec_arg, case.package, out)
+        proc = render(case.spec_arg, case.package, out, overlays=case.overlays)
         assert proc.returncode == 0, f"{case.key}: render failed: {proc.stderr}"
         return case.key, out
 
@@ -112,7 +122,7 @@ def imported(rendered: dict[str, Path]) -> Iterator[dict[str, ModuleType]]:
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_output_imports_and_matches_its_spec(imported: dict[str, ModuleType], case: Case) -> None:
     pkg = imported[case.key]
-    spec: Spec = load_spec(case.path)
+    spec: Spec = load_spec(case.path, overlays=case.overlays)
     assert pkg.SPEC_NAME == case.path.name
     assert pkg.SPEC_SHA256 == hashlib.sha256(case.path.read_bytes()).hexdigest()
     assert pkg.AMQGEN_VERSION == __version__
@@ -141,12 +151,13 @@ def test_output_imports_and_matches_its_spec(imported: dict[str, ModuleType], ca
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_every_file_names_its_generator_and_spec(rendered: dict[str, Path], case: Case) -> None:
-    digest = hashlib.sha256(case.path.read_bytes()).hexdigest()
+    """... and every overlay, with its digest, after the spec's."""
+    inputs = [f"{p.name} (sha256 {hashlib.sha256(p.read_bytes()).hexdigest()})" for p in (case.path, *case.overlays)]
     files = sorted(p for p in (rendered[case.key] / case.package).rglob("*.py"))
     assert len(files) >= 14  # 9 modules + 5 under tests/
     for f in files:
         first = f.read_text(encoding="utf-8").splitlines()[0]
-        assert f"amqgen {__version__}" in first and case.path.name in first and digest in first, f
+        assert f"amqgen {__version__} from {' + '.join(inputs)}. Do not edit." in first, f
 
 
 # -- static checks, once over all renderings ---------------------------------------------------------
@@ -190,7 +201,7 @@ def test_generated_tests_pass(rendered: dict[str, Path], tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-2000:]
     want_passed = want_skeletons = 0
     for c in CASES:
-        spec = load_spec(c.path)
+        spec = load_spec(c.path, overlays=c.overlays)
         # a round trip per method and properties class; the corpus: 5 sections x 2 table dialects
         want_passed += len(spec.methods) + len(spec.content_classes) + 10
         want_skeletons += sum(1 for r in spec.all_rules() if r.scenario)
@@ -203,6 +214,55 @@ def test_generated_tests_pass(rendered: dict[str, Path], tmp_path: Path) -> None
     assert collected.returncode == 0, collected.stdout[-3000:]
     skeletons = [ln for ln in collected.stdout.splitlines() if "test_rule_scenarios.py::" in ln]
     assert len(skeletons) == want_skeletons > 0
+
+
+# -- the RabbitMQ overlay gives RabbitMQ's codec ----------------------------------------------------
+def _code(path: Path, package: str) -> str:
+    """A module's syntax tree without its docstrings and with its package name neutral: what runs."""
+    tree = ast.parse(path.read_text(encoding="utf-8").replace(package, "PKG"))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def test_rabbitmq_overlay_renders_the_codec_of_rabbitmqs_extended_spec(rendered: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    """The official 0-9-1 with the bundled RabbitMQ overlay, against RabbitMQ's own extended XML (the
+    oracle: a file we did not write): the codec modules are the same code (only docstrings differ:
+    the overlay's prose is its own), the conformance corpora are the same cases (only the header
+    naming the inputs differs), and each package passes the other's corpus, every case encoded and
+    decoded, in both table dialects."""
+    ovl_root, ovl_pkg = rendered["shared-0-9-1+rabbitmq"], "gen_shared_0_9_1_rabbitmq"
+    ext_root, ext_pkg = rendered["shared-0-9-1-extended"], "gen_shared_0_9_1x"
+    for name in ("methods.py", "properties.py", "table.py", "frames.py", "constants.py", "exceptions.py", "checks.py"):
+        assert _code(ovl_root / ovl_pkg / name, ovl_pkg) == _code(ext_root / ext_pkg / name, ext_pkg), name
+    corpus: dict[str, dict[str, Path]] = {}
+    for dialect in ("rabbitmq", "qpid"):
+        files = {pkg: root / pkg / "tests" / f"vectors_{dialect}.json" for root, pkg in ((ovl_root, ovl_pkg),
+                                                                                        (ext_root, ext_pkg))}
+        a, b = (json.loads(f.read_text(encoding="utf-8")) for f in files.values())
+        assert [o["name"] for o in a["spec"].pop("overlays")] == ["rabbitmq.xml"] and "overlays" not in b["spec"]
+        assert (a["spec"]["name"], b["spec"]["name"]) == ("amqp0-9-1.xml", "amqp0-9-1.extended.xml")
+        for doc in (a, b):  # what names the inputs: their file names and digests
+            doc.pop("notice")
+            del doc["spec"]["name"], doc["spec"]["sha256"]
+        assert a == b, dialect
+        assert {c["method"] for c in a["methods"]} >= {"basic.nack", "confirm.select", "exchange.unbind-ok"}
+        corpus[dialect] = files
+    # each package runs the other's corpus: copy it, swap its data files, run its generated corpus tests
+    for (root, pkg), other in (((ovl_root, ovl_pkg), ext_pkg), ((ext_root, ext_pkg), ovl_pkg)):
+        copy = tmp_path / pkg
+        shutil.copytree(root / pkg, copy / pkg)
+        for dialect, files in corpus.items():
+            shutil.copyfile(files[other], copy / pkg / "tests" / f"vectors_{dialect}.json")
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rN",
+                               str(copy / pkg / "tests" / "test_vectors.py")],
+                              check=False, capture_output=True, text=True, cwd=copy)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        assert re.search(r"\b10 passed\b", proc.stdout.strip().splitlines()[-1]), proc.stdout[-500:]
 
 
 # -- determinism -----------------------------------------------------------------------------------
@@ -499,3 +559,22 @@ def test_error_for_reply_codes(amqp091: ModuleType) -> None:
     soft = ex.error_for(312, "NO_ROUTE", channel=True)
     hard = ex.error_for(312, "NO_ROUTE")
     assert type(soft) is ex.SoftError and type(hard) is ex.HardError and soft.reply_code == hard.reply_code == 312
+
+
+def test_more_than_15_properties_decode_through_the_continuation_word(tmp_path: Path) -> None:
+    """No supported spec has a content class with more than 15 properties, so the second flag
+    word (read as two octets like the first) is exercised on a synthetic spec: the generated round
+    trips and the conformance corpus (each property alone, all of them, a continuation past the
+    last word, an unused flag bit) must pass."""
+    props = "".join(f'<field name="p{i}" domain="octet"/>\n' for i in range(17))
+    spec = write(tmp_path, "wide.xml", spec_text(
+        f'<class name="wide" index="90" handler="channel">\n{props}'
+        '<method name="m" index="10" content="1"><field name="f" domain="octet"/></method>\n</class>\n'))
+    out = tmp_path / "out"
+    proc = render(str(spec), "wide", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "if lo0 & 1:" in (out / "wide" / "properties.py").read_text(encoding="utf-8")  # two flag words
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not live_peer",
+                          str(out / "wide" / "tests")], check=False, capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-1000:]
+    assert re.search(r"\b12 passed\b", run.stdout.strip().splitlines()[-1]), run.stdout[-500:]

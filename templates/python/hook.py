@@ -124,13 +124,15 @@ class PyField:
     local: str
     mask: int = 0  # bit fields: mask in their octet; properties: mask in their flag word
     flag_word: int = 0
+    flag_local: str = ""  # properties: the decoder's boolean "is present"
 
 
 @dataclass
 class Op:
     """One step of an unrolled codec. kinds:
     encode: pack (struct, args) | raw (local)
-    decode: unpack (struct, targets, size) | len8 | shortstr/longstr/table (local) | bits (local, [(target, mask)])
+    decode: unpack (struct, targets, size) | octet (local) | shortstr/longstr/table (local; size: octets of a
+    length prefix read in place, 0 when an unpack before it read the length into n) | bits (local, [(target, mask)])
     """
 
     kind: str
@@ -164,12 +166,31 @@ class PyMethod:
 
 
 @dataclass
+class FlagOctet:
+    """One octet of a property flag word, as the decoder reads it: the names its eight bits
+    unpack into (most significant first; "_" where the class has no property)."""
+
+    local: str
+    names: list[str]
+
+
+@dataclass
+class FlagWord:
+    """A property flag word: its two octets, and the test that is true when a bit is set that
+    must be clear (no such property; the continuation bit of the last word), "" when none can be."""
+
+    hi: FlagOctet
+    lo: FlagOctet
+    unknown_test: str
+
+
+@dataclass
 class PyProperties:
     model: Any
     cls: str
     fields: list[PyField]
     flag_words: int
-    known_masks: list[int]  # per flag word: the bits of properties this class has
+    words: list[FlagWord]
 
 
 def _bits_expr(fields: list[PyField], prefix: str) -> str:
@@ -272,9 +293,7 @@ class Planner:
         def close() -> None:
             nonlocal fmt, targets, pending
             if fmt:
-                if fmt == "B" and targets == ["n"]:
-                    ops.append(Op("len8"))
-                elif fmt == "B":
+                if fmt == "B":
                     ops.append(Op("octet", local=targets[0]))
                 else:
                     ops.append(
@@ -296,6 +315,10 @@ class Planner:
             if ch is not None:
                 fmt += ch
                 targets.append(f.local)
+                continue
+            if not fmt:
+                # the length prefix stands alone: read in place (size = its octets), no struct call of its own
+                ops.append(Op(f.wire, local=f.local, size=SIZE[LENGTH_CHAR[f.wire]]))
                 continue
             fmt += LENGTH_CHAR[f.wire]
             targets.append("n")
@@ -332,10 +355,20 @@ class Planner:
     # -- properties -----------------------------------------------------------------------
     def properties(self, c: Any) -> PyProperties:
         fields = self.fields(c.properties)
-        known = [0] * c.property_flag_words
+        words = c.property_flag_words
+        known = [0] * words
+        names = [["_"] * 16 for _ in range(words)]
         for f in fields:
             known[f.flag_word] |= f.mask
-        return PyProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words, known)
+            f.flag_local = "has_" + f.ident.rstrip("_")
+            names[f.flag_word][15 - (f.mask.bit_length() - 1)] = f.flag_local
+        flag_words = []
+        for w in range(words):
+            unknown = 0xFFFF & ~known[w] & ~(1 if w + 1 < words else 0)  # bit 0: another word follows
+            hi, lo = FlagOctet(f"hi{w}", names[w][:8]), FlagOctet(f"lo{w}", names[w][8:])
+            test = [f"{o.local} & {m}" for o, m in ((hi, unknown >> 8), (lo, unknown & 0xFF)) if m]
+            flag_words.append(FlagWord(hi, lo, " or ".join(test)))
+        return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, flag_words)
 
     # -- checks ---------------------------------------------------------------------------
     def checks(self, m: Any, fields: list[PyField]) -> list[dict[str, Any]]:
@@ -436,6 +469,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     props = [planner.properties(c) for c in spec.content_classes]
     for fmt in ("B", "H", "I", "Q"):
         planner.structs.both(fmt)
+    planner.structs.unpack("BB")  # a flag word's two octets
     constants = []
     names = set()
     for c in spec.constants:
@@ -486,9 +520,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
                 ["CLASS_IDS", "METHODS", "METHODS_BY_NAME", "Method", "decode_method", "encode_method", "method_class", "unknown_method"]
                 + [pm.cls for pm in methods]
             ),
-            "bit_tables": sorted(
-                {len(op.bits) for pm in methods for op in pm.decode if op.kind == "bits" and len(op.bits) >= 3}
-            ),
+            "bit_tables": sorted({len(op.bits) for pm in methods for op in pm.decode if op.kind == "bits"}),
             "checked_imports": sorted({"Method"} | {pm.cls for pm in methods if pm.checks}),
             "method_has_table": any(f.wire == "table" for pm in methods for f in pm.fields),
             "property_has_table": any(f.wire == "table" for pp in props for f in pp.fields),
