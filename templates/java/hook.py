@@ -268,8 +268,6 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         constants.append({"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name})
         names.add(c.name)
     missing = [{"ident": naming.constant(k), "value": v} for k, v in FRAME_DEFAULTS.items() if k not in names]
-    frame = {k: v for k, v in FRAME_DEFAULTS.items()}
-    frame.update({c.name: c.value for c in spec.constants if c.name in FRAME_DEFAULTS})
     reply = []
     for c in spec.reply_codes:
         reply.append({
@@ -289,20 +287,17 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "header": list(spec.protocol_header),
             "constants": constants,
             "missing_frame_constants": missing,
-            "frame": frame,
             "frame_overhead": FRAME_OVERHEAD,
             "header_prefix": HEADER_PREFIX,
             "max_table_depth": MAX_TABLE_DEPTH,
             "reply": reply,
             "frame_error": frame_error,
             "syntax_error_code": SYNTAX_ERROR_CODE,
-            "regexps": planner.regexps,
             "rules": spec.all_rules(),
             "fixed": FIXED,
             "prefix": PREFIX,
             "method_cases": {jm.cls: method_cases(jm) for jm in methods},
             "sample": sample,
-            "tests": options.get("tests", "0").lower() in ("1", "true", "yes", "on"),
         },
     }
 
