@@ -168,12 +168,16 @@ def _c_string(s: str) -> str:
 
 
 def _java_string(s: str) -> str:
+    """A Java string literal. Control characters get octal escapes, never \\u escapes: javac turns
+    \\u000a into a real line break before it reads the literal."""
     out = []
     for ch in s:
         if ch in '"\\':
             out.append("\\" + ch)
         elif 32 <= ord(ch) < 127:
             out.append(ch)
+        elif ord(ch) < 32 or ord(ch) == 127:
+            out.append(f"\\{ord(ch):03o}")
         else:
             out.extend(f"\\u{u:04x}" for u in _utf16(ch))
     return '"' + "".join(out) + '"'
@@ -296,6 +300,8 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
     }
     if hook is not None and hasattr(hook, "context"):
         base_ctx.update(hook.context(spec, naming, opts))
+    # A hook may add output path placeholders derived from the options (Java: the package's folder).
+    path_names: dict[str, str] = dict(hook.path_names(opts)) if hook is not None and hasattr(hook, "path_names") else {}
     files: dict[str, bytes] = {}
     for out in pack.outputs:
         if out.when is not None and opts.get(out.when, "").lower() not in ("1", "true", "yes", "on"):
@@ -307,7 +313,7 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
         except jinja2.TemplateSyntaxError as e:
             raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
         for cls, method in _targets(out.per, spec):
-            names = dict(opts)
+            names = {**opts, **path_names}
             if cls is not None:
                 names.update({"class": naming.snake(cls.name), "Class": naming.type(cls.name)})
             if method is not None:

@@ -1,0 +1,314 @@
+"""The Java target's hook: its type map, and the codec plans the templates format.
+
+Java types per wire type, the unrolled read and write steps of every method and properties
+class (one bounds check per run of fixed-size fields plus the length prefix after it), the
+reply-code exception names and the test values. Shared facts come from the model,
+``amqgen.wire`` and ``amqgen.policy``; this file only maps them to Java.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqgen.errors import RenderError
+from amqgen.policy import SYNTAX_ERROR_CODE
+from amqgen.policy import checks as policy_checks
+from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
+
+#: wire type -> (Java type of a method argument, boxed type of a property, default literal)
+JAVA_TYPE: dict[str, tuple[str, str, str]] = {
+    "bit": ("boolean", "Boolean", "false"),
+    "octet": ("int", "Integer", "0"),
+    "short": ("int", "Integer", "0"),
+    "long": ("long", "Long", "0L"),
+    "longlong": ("long", "Long", "0L"),
+    "timestamp": ("long", "Long", "0L"),
+    "shortstr": ("String", "String", '""'),
+    "longstr": ("Bytes", "Bytes", "Bytes.EMPTY"),
+    "table": ("Map<String, Object>", "Map<String, Object>", "Map.of()"),
+}
+#: fixed-size wire types: (octets, Wire reader, FrameWriter/Wire writer)
+FIXED: dict[str, tuple[int, str, str]] = {
+    "octet": (1, "u8", "put8"),
+    "short": (2, "u16", "put16"),
+    "long": (4, "u32", "put32"),
+    "longlong": (8, "i64", "put64"),
+    "timestamp": (8, "i64", "put64"),
+}
+#: octets of the length prefix of each variable-size wire type
+PREFIX = {"shortstr": 1, "longstr": 4, "table": 4}
+#: the largest value of each integer wire type, as a Java literal
+INT_MAX = {"octet": "255", "short": "65535", "long": "4294967295L", "longlong": "-1L", "timestamp": "-1L"}
+
+FRAME_ERROR_CODE = 501
+#: members of the Method and Properties interfaces (and of every record): a spec field may not take one
+RESERVED_MEMBERS = frozenset(
+    ["protocolClassId", "protocolMethodId", "protocolName", "kind", "isSynchronous", "hasContent", "direction",
+     "responses", "encodeTo", "encode", "toBuilder", "hashCode", "toString", "equals", "getClass", "wait",
+     "notify", "notifyAll", "clone", "finalize", "present"]
+)
+#: types the package defines itself; a method or class name must not produce one of these
+FIXED_TYPES = frozenset(
+    ["AmqpException", "Bytes", "Checks", "Constants", "DecodeException", "Dialect", "Direction", "EncodeException",
+     "FieldTables", "Frame", "FrameReader", "FrameWriter", "Method", "MethodKind", "Methods", "Properties",
+     "ReplyCode", "ReplyException", "Rules", "Typed", "Wire"]
+)
+JAVA_KEYWORDS = frozenset(
+    ["abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const", "continue",
+     "default", "do", "double", "else", "enum", "extends", "final", "finally", "float", "for", "goto", "if",
+     "implements", "import", "instanceof", "int", "interface", "long", "native", "new", "package", "private",
+     "protected", "public", "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this",
+     "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false", "null", "_"]
+)
+
+
+def check_package(name: str) -> str:
+    parts = name.split(".")
+    for part in parts:
+        if not re.fullmatch(r"[A-Za-z_$][A-Za-z0-9_$]*", part) or part in JAVA_KEYWORDS:
+            raise RenderError(f"option package={name!r} is not a Java package name (segment {part!r})")
+    return name
+
+
+def path_names(options: dict[str, str]) -> dict[str, str]:
+    """Output path placeholders: {package_path} is the package's folder (com/example/amqp)."""
+    return {"package_path": check_package(options.get("package", "")).replace(".", "/")}
+
+
+def javadoc(text: str, indent: str = "") -> str:
+    """Spec text as the body of a Javadoc comment: HTML-escaped, no comment end, no unicode
+    escapes (javac reads backslash-u even in comments), one ' * ' line per line."""
+    text = (text or "").strip()
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\\", "&#92;")
+    text = text.replace("*/", "*&#47;").replace("@", "&#64;")
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    return "\n".join(f"{indent} *" + (" " + ln if ln else "") for ln in lines)
+
+
+@dataclass
+class JField:
+    name: str  # canonical
+    path: str
+    ident: str
+    cap: str  # ident with a capital first letter, for withX / hasX
+    wire: str
+    jtype: str
+    boxed: str
+    default: str
+    label: str
+    reserved: bool
+    mask: int = 0  # bits: mask in their octet; properties: mask in their flag word
+    flag_word: int = 0
+
+
+@dataclass
+class Group:
+    """A run of fixed-size slots read or written after one bounds check, then at most one
+    variable-size field (its length prefix is covered by the same check when decoding)."""
+
+    size: int  # octets of the fixed run
+    values: list[tuple[JField, int]] = field(default_factory=list)  # (field, offset in the run)
+    bits: list[tuple[int, list[JField]]] = field(default_factory=list)  # (offset, fields bit 0 first)
+    var: JField | None = None
+
+
+@dataclass
+class JMethod:
+    model: Any
+    cls: str
+    kind: str  # the MethodKind constant
+    fields: list[JField]
+    groups: list[Group]
+    responses: list[str]
+    checks: list[dict[str, Any]]
+    key: int  # class id << 16 | method id
+
+
+@dataclass
+class JProperties:
+    model: Any
+    cls: str
+    fields: list[JField]
+    flag_words: int
+    known: list[int]  # per flag word: the bits of properties this class has
+
+
+def _cap(ident: str) -> str:
+    return ident[:1].upper() + ident[1:]
+
+
+class Planner:
+    def __init__(self, naming: Any) -> None:
+        self.naming = naming
+        self.regexps = 0
+
+    def fields(self, model_fields: Any, where: str) -> list[JField]:
+        out = []
+        for f in model_fields:
+            ident = self.naming.member(f.name)
+            if ident in RESERVED_MEMBERS:
+                raise RenderError(f"{where}: field {f.name!r} would be Java member {ident!r}, which the package uses",
+                                  f.loc)
+            jtype, boxed, default = JAVA_TYPE[f.type]
+            out.append(JField(
+                name=f.name, path=f.path, ident=ident, cap=_cap(ident.rstrip("_")), wire=f.type, jtype=jtype,
+                boxed=boxed, default=default, label=f.label or "", reserved=f.reserved,
+                mask=(1 << f.bit) if f.bit is not None else (f.flag_mask or 0), flag_word=f.flag_word or 0,
+            ))
+        return out
+
+    def groups(self, m: Any, fields: list[JField]) -> list[Group]:
+        by_name = {f.name: f for f in fields}
+        groups: list[Group] = []
+        cur = Group(0)
+        for slot in m.slots:
+            if slot.kind == "bits":
+                cur.bits.append((cur.size, [by_name[n] for n in slot.fields]))
+                cur.size += 1
+                continue
+            f = by_name[slot.fields[0]]
+            if f.wire in FIXED:
+                cur.values.append((f, cur.size))
+                cur.size += FIXED[f.wire][0]
+                continue
+            cur.var = f
+            groups.append(cur)
+            cur = Group(0)
+        if cur.size or not groups:
+            groups.append(cur)
+        return groups
+
+    def method(self, m: Any) -> JMethod:
+        fields = self.fields(m.fields, m.full_name)
+        return JMethod(
+            model=m,
+            cls=self.naming.type(m.class_name, m.name),
+            kind=self.naming.constant(m.class_name, m.name),
+            fields=fields,
+            groups=self.groups(m, fields),
+            responses=[self.naming.type(*r.split(".", 1)) for r in m.responses],
+            checks=self.checks(m, fields),
+            key=(m.class_index << 16) | m.index,
+        )
+
+    def properties(self, c: Any) -> JProperties:
+        fields = self.fields(c.properties, c.name + " properties")
+        known = [0] * c.property_flag_words
+        for f in fields:
+            known[f.flag_word] |= f.mask
+        return JProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words, known)
+
+    def checks(self, m: Any, fields: list[JField]) -> list[dict[str, Any]]:
+        """The shared policy plan (amqgen.policy) with this target's field and pattern names."""
+        by_name = {f.name: f for f in fields}
+        out: list[dict[str, Any]] = []
+        for ch in policy_checks(m):
+            c: dict[str, Any] = {
+                "kind": ch.kind, "path": ch.path, "field": by_name[ch.field.name], "where": ch.where,
+                "code": ch.code, "rabbitmq_skip": ch.rabbitmq_skip, "limit": ch.limit,
+                "rabbitmq_limit": ch.rabbitmq_limit, "value": ch.value, "suspicious": ch.suspicious,
+                "rule": ch.syntax_rule, "ref": ch.ref, "values": list(ch.values),
+            }
+            if ch.pattern is not None:
+                self.regexps += 1
+                c["re"] = f"RE_{self.regexps}"
+                c["pattern"] = _anchor(ch.pattern)
+                c["portable"] = _anchor(ch.portable or ch.pattern)
+            out.append(c)
+        return out
+
+
+def _anchor(pattern: str) -> str:
+    """A spec regexp's final ``$`` means end of input; Java's ``$`` also matches before a final
+    line terminator, so it becomes ``\\z``."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern[:-1] + "\\z"
+    return pattern
+
+
+# -- test values (the conformance tests option) --------------------------------------------------------------
+def sample(f: JField, case: str) -> str:
+    """A Java expression for a field's value in the round-trip tests: its default or its largest."""
+    if case != "max":
+        return f.default
+    if f.wire == "bit":
+        return "true"
+    if f.wire in INT_MAX:
+        return INT_MAX[f.wire]
+    return {"shortstr": "Samples.SHORTSTR_MAX", "longstr": "Samples.LONGSTR_MAX", "table": "Samples.table()"}[f.wire]
+
+
+def method_cases(jm: JMethod) -> list[list[str]]:
+    """Constructor arguments: defaults, every field at its largest, and for each bit field that
+    bit alone set and that bit alone cleared (every other value at its largest)."""
+    if not jm.fields:
+        return [[]]
+    cases = [[sample(f, "min") for f in jm.fields], [sample(f, "max") for f in jm.fields]]
+    for b in (f for f in jm.fields if f.wire == "bit"):
+        cases.append([("true" if f is b else "false") if f.wire == "bit" else sample(f, "max") for f in jm.fields])
+        cases.append([("false" if f is b else "true") if f.wire == "bit" else sample(f, "max") for f in jm.fields])
+    unique: dict[str, list[str]] = {}
+    for c in cases:
+        unique.setdefault(", ".join(c), c)
+    return list(unique.values())
+
+
+# -- the render context ----------------------------------------------------------------------------------------
+def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
+    package = check_package(options.get("package", ""))
+    planner = Planner(naming)
+    methods = [planner.method(m) for m in spec.methods]
+    props = [planner.properties(c) for c in spec.content_classes]
+    clash = sorted({jm.cls for jm in methods} & FIXED_TYPES | {jp.cls for jp in props} & FIXED_TYPES)
+    if clash:
+        raise RenderError(f"{spec.name}: method or class names give Java types the package defines itself: {clash}")
+    constants = []
+    names = set()
+    for c in spec.constants:
+        constants.append({"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name})
+        names.add(c.name)
+    missing = [{"ident": naming.constant(k), "value": v} for k, v in FRAME_DEFAULTS.items() if k not in names]
+    reply = []
+    for c in spec.reply_codes:
+        reply.append({
+            "name": c.name,
+            "const": naming.constant(c.name),
+            "value": c.value,
+            "error_class": c.error_class,
+            "cls": naming.type(c.name, "exception") if c.error_class else None,
+            "doc": c.doc or c.name,
+        })
+    frame_error = next((r for r in reply if r["value"] == FRAME_ERROR_CODE and r["error_class"] == "hard"), None)
+    return {
+        "java": {
+            "package": package,
+            "methods": methods,
+            "properties": props,
+            "header": list(spec.protocol_header),
+            "constants": constants,
+            "missing_frame_constants": missing,
+            "frame_overhead": FRAME_OVERHEAD,
+            "header_prefix": HEADER_PREFIX,
+            "max_table_depth": MAX_TABLE_DEPTH,
+            "reply": reply,
+            "frame_error": frame_error,
+            "syntax_error_code": SYNTAX_ERROR_CODE,
+            "rules": spec.all_rules(),
+            "fixed": FIXED,
+            "prefix": PREFIX,
+            "method_cases": {jm.cls: method_cases(jm) for jm in methods},
+            "sample": sample,
+        },
+    }
+
+
+def jinline(text: str) -> str:
+    """Spec text inside one Javadoc line: escaped as javadoc() does, whitespace collapsed."""
+    return " ".join(javadoc(text).replace(" *", " ").split())
+
+
+def _hex(value: int, width: int = 8) -> str:
+    return f"0x{value:0{width}X}"
+
+
+FILTERS = {"javadoc": javadoc, "jinline": jinline, "hex": _hex}
