@@ -204,3 +204,21 @@ def test_fuzz_targets_build_and_run_a_bounded_slice(tmp_path: Path) -> None:
     with ThreadPoolExecutor(max_workers=2) as pool:
         problems = [p for p in pool.map(one, targets) if p]
     assert not problems, "\n".join(problems)
+
+
+def test_cmake_example_builds_and_runs(tmp_path: Path) -> None:
+    """examples/cmake: amqgen as a build step (add_custom_command with --depfile); a second build renders nothing."""
+    cmake = tool("cmake")
+    build = tmp_path / "build"
+    amqgen = Path(sys.executable).parent / "amqgen"
+    command = str(amqgen) if amqgen.is_file() else f"{sys.executable} -m amqgen"
+    for cmd in ([cmake, "-S", str(ROOT / "examples" / "cmake"), "-B", str(build), f"-DAMQGEN_COMMAND={command}"],
+                [cmake, "--build", str(build)]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "amqgen: rendering" in proc.stdout
+    out = run(build / "example")
+    # method frame, header frame, two body frames (4088 + 912 octets)
+    assert out.returncode == 0 and out.stdout == "4 frames, 5074 octets, body 5000 octets\n", out.stdout + out.stderr
+    again = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, check=False)
+    assert again.returncode == 0 and "amqgen: rendering" not in again.stdout, again.stdout
