@@ -155,13 +155,11 @@ class Planner:
         if len(fields) > 64:
             raise RenderError(f"class {c.name} has {len(fields)} properties; the C target's presence mask holds 64",
                               c.loc)
-        known = [0] * c.property_flag_words
         for f in fields:
             f.flag = self.naming.constant(c.name, f.name, "flag")
-            known[f.flag_word] |= f.flag_mask
         return CProperties(c, self.naming.type(c.name, "properties"), self.naming.function(c.name, "properties"),
                            self.naming.snake(c.name), self.naming.constant("class", c.name), fields,
-                           c.property_flag_words, known)
+                           c.property_flag_words, list(c.property_flag_masks))
 
     def matcher(self, pattern: str, where: Any) -> dict[str, Any]:
         """A spec regexp as a C matcher: "^[set]*$" / "^[set]+$" become a 256-entry byte set (which
