@@ -8,7 +8,6 @@ agree on every case: valid, or the reply code. The rules registry is exercised t
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from types import ModuleType
 

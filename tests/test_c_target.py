@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctarget import DIALECTS, PREFIX, SANITIZE, STRICT, Build, build_all, compile_c, render, run, tool
+from ctarget import DIALECTS, PREFIX, STRICT, Build, build_all, compile_c, render, run, tool
 from javatarget import Case, cases
 from pytarget import ROOT
 
@@ -136,6 +136,18 @@ def test_bad_options_fail_with_one_line(tmp_path: Path, option: str, message: st
     lines = [ln for ln in proc.stderr.splitlines() if "spec warnings" not in ln]
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_spec_name_taking_a_library_identifier_fails_with_one_line(tmp_path: Path) -> None:
+    """A spec constant named "ok" would be AMQPC_OK, the library's status code: one error line, exit 2."""
+    spec = (tmp_path / "ok.xml")
+    text = (ROOT.parent / "shared" / "specs" / "amqp0-9-1.xml").read_text(encoding="utf-8")
+    spec.write_text(text.replace('<constant name="reply-success"', '<constant name="ok" value="7"/>'
+                                 '<constant name="reply-success"', 1), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, check=False)
+    lines = [ln for ln in proc.stderr.splitlines() if "spec warnings" not in ln]
+    assert proc.returncode == 2 and len(lines) == 1 and "AMQPC_OK" in lines[0], proc.stderr
 
 
 def test_cmake_build_install_and_pkg_config(c_build: Build, tmp_path: Path) -> None:
