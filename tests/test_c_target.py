@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctarget import DIALECTS, PREFIX, STRICT, Build, build_all, compile_c, render, run, tool
+from ctarget import DIALECTS, PREFIX, SANITIZE, STRICT, Build, build_all, compile_c, render, run, tool
 from javatarget import Case, cases
 from pytarget import ROOT
 
@@ -416,3 +416,115 @@ def test_c_and_python_targets_agree_on_every_corpus_case(c_build: Build, amqp091
     finally:
         table.set_default_dialect("rabbitmq")
     assert compared == sum(len(doc[k]) for k in ("methods", "properties", "tables", "malformed"))
+
+
+EDGES_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "amqpc.h"
+static int checks, failures;
+#define CHECK(cond) do { checks++; if (!(cond)) { failures++; printf("failed line %d: %s\n", __LINE__, #cond); } } while (0)
+int main(void) {
+  static uint8_t buf[65536], storage[64];
+  amqpc_frame_t f; amqpc_reader_t r; size_t used = 0, n = 0;
+  /* frame_parse: what an incomplete frame needs, errors known from the header alone */
+  CHECK(amqpc_frame_parse(buf, 0, 0, &f, &used) == AMQPC_INCOMPLETE && used == 7);
+  const uint8_t head[] = {1, 0, 1, 0, 0, 0, 5};
+  CHECK(amqpc_frame_parse(head, 2, 0, &f, &used) == AMQPC_INCOMPLETE && used == 7);
+  CHECK(amqpc_frame_parse(head, 7, 0, &f, &used) == AMQPC_INCOMPLETE && used == 13);
+  CHECK(amqpc_frame_parse(head, 7, 12, &f, &used) == AMQPC_ERR_FRAME_SIZE);
+  CHECK(amqpc_frame_parse(head, 7, 13, &f, &used) == AMQPC_INCOMPLETE && used == 13);
+  const uint8_t huge[] = {3, 0, 1, 0xff, 0xff, 0xff, 0xff};
+  CHECK(amqpc_frame_parse(huge, 7, 0, &f, &used) == AMQPC_INCOMPLETE && used == (size_t)0xffffffffu + 8);
+  CHECK(amqpc_frame_parse((const uint8_t *)"AM", 2, 0, &f, &used) == AMQPC_INCOMPLETE && used == 8);
+  CHECK(amqpc_frame_parse((const uint8_t *)"AMQX", 4, 0, &f, &used) == AMQPC_ERR_FRAME_TYPE);
+  const uint8_t hb[] = {8, 0, 1, 0, 0, 0, 0, 0xce};
+  CHECK(amqpc_frame_parse(hb, 8, 0, &f, &used) == AMQPC_ERR_FRAME_TYPE);
+  /* reader: a split frame larger than its storage (frame_max 0), and feeding too early */
+  uint8_t body[40] = {3, 0, 1, 0, 0, 0, 32};
+  body[39] = 0xce;
+  amqpc_reader_init(&r, storage, 16, 0);
+  amqpc_reader_feed(&r, body, 10);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
+  amqpc_reader_init(&r, storage, sizeof storage, 0);
+  amqpc_reader_feed(&r, body, 40);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_OK && f.payload.len == 32 && f.payload.bytes == body + 7);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_INCOMPLETE);
+  amqpc_reader_feed(&r, body, 40);
+  amqpc_reader_feed(&r, body, 40);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_VALUE);
+  /* encoders: values the wire cannot carry, and every buffer too small */
+  amqpc_method_t m; memset(&m, 0, sizeof m);
+  m.id = AMQPC_BASIC_PUBLISH;
+  m.u.basic_publish.routing_key.bytes = buf; m.u.basic_publish.routing_key.len = 256;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_VALUE);
+  m.u.basic_publish.routing_key.len = 255;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_OK && n == 4 + 2 + 1 + 256 + 1);
+  m.id = 0xffff0001u;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_VALUE);
+  amqpc_content_header_t h; memset(&h, 0, sizeof h);
+  h.class_id = AMQPC_CLASS_BASIC;
+  h.u.basic.flags = (uint64_t)1 << 14;
+  CHECK(amqpc_content_header_encode(&h, buf, sizeof buf, &n) == AMQPC_ERR_VALUE);
+  h.u.basic.flags = AMQPC_BASIC_DELIVERY_MODE_FLAG; h.u.basic.delivery_mode = 2;
+  m.id = AMQPC_BASIC_PUBLISH; m.u.basic_publish.routing_key.len = 3;
+  size_t whole = 0;
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 4096, buf + 20000, 40000, &whole) == AMQPC_OK);
+  /* method frame 8+4+2+1+4+1, header frame 8+12+2+1, body frames of 4088, 4088 and 1824 octets */
+  CHECK(whole == 20 + 23 + 3 * 8 + 10000);
+  CHECK(h.body_size == 10000);
+  for (size_t cap = 0; cap < whole; cap += 97)
+    CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 4096, buf + 20000, cap, &n) == AMQPC_ERR_NO_SPACE);
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 8, buf + 20000, 40000, &n) == AMQPC_ERR_VALUE);
+  /* the table writer: misuse is reported by finish, nesting is bounded */
+  amqpc_table_writer_t w; amqpc_table_t t; amqpc_field_value_t v; memset(&v, 0, sizeof v);
+  v.type = 'I'; v.v.i = -1;
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_array_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_begin_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, buf, 5); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_NO_SPACE);
+  v.type = '?';
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_array_writer_init(&w, buf, sizeof buf);
+  for (int i = 1; i < 100; i++) amqpc_table_begin_array(&w);
+  for (int i = 1; i < 100; i++) amqpc_table_end_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == 99 * 5);
+  CHECK(amqpc_array_validate((amqpc_array_t){t.bytes, t.len}) == AMQPC_OK);
+  amqpc_array_writer_init(&w, buf, sizeof buf);
+  for (int i = 1; i < 101; i++) amqpc_table_begin_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  /* UTF-8: overlongs, surrogates and code points past U+10FFFF are refused */
+  CHECK(amqpc_utf8_valid((const uint8_t *)"\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x90\x87", 9));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xc0\xaf", 2));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe0\x80\xaf", 3));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe6\x9d", 2));
+  printf("%d checks, %d failed\n", checks, failures);
+  return failures != 0;
+}
+"""
+
+
+def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
+    """Hand-built cases beyond the corpus: what frame_parse asks for, the reader's storage limit and misuse,
+    encoder refusals and no-space at every short buffer, body splitting arithmetic, the table writer's misuse
+    and depth bound, UTF-8 edge cases. Under the sanitizers."""
+    case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
+    tree = tmp_path / "tree"
+    assert render(case, tree).returncode == 0
+    program = tmp_path / "edges.c"
+    program.write_text(EDGES_C, encoding="utf-8")
+    exe = tmp_path / "edges"
+    built = compile_c("clang", tree, exe, ["-std=c99", "-Wall", "-Wextra", "-Werror", *SANITIZE], tests=False,
+                      extra=(str(program),))
+    assert built.returncode == 0, built.stderr[-3000:]
+    out = run(exe)
+    assert out.returncode == 0 and re.fullmatch(r"\d+ checks, 0 failed\n", out.stdout.splitlines()[-1] + "\n"), \
+        out.stdout + out.stderr
