@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ctarget import DIALECTS, PREFIX, SANITIZE, STRICT, Build, build_all, compile_c, render, run, tool
+from ctarget import DIALECTS, KINDS, PREFIX, SANITIZE, STRICT, Build, build_all, compile_c, render, run, tool
 from javatarget import Case, cases
 from pytarget import ROOT
 
@@ -55,10 +55,10 @@ def expected_count(case: Case, dialect: str) -> int:
 
 def test_every_rendering_compiles_strict_with_gcc_and_clang(c_build: Build) -> None:
     assert not c_build.errors, "\n".join(c_build.errors)
-    assert len(c_build.exes) == len(CASES) * len(DIALECTS) * 3
+    assert len(c_build.exes) == len(CASES) * len(DIALECTS) * len(KINDS)
 
 
-@pytest.mark.parametrize("kind", ["gcc", "clang", "asan"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_generated_tests_pass(c_build: Build, case: Case, dialect: str, kind: str) -> None:
