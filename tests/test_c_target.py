@@ -359,31 +359,60 @@ def test_c_and_python_targets_agree_on_every_corpus_case(c_build: Build, amqp091
     compared = 0
     table.set_default_dialect(dialect)
     try:
-        for c in doc["methods"]:
-            text = dumped[c["id"]]
-            m = spec.method_by_name[c["method"]]
-            got = methods.decode_method(bytes.fromhex(c["bytes"]))
-            assert text.startswith(m.full_name + "(") and text.endswith(")"), text
+        def same_method(cid: str, text: str, got: Any) -> None:
+            m = spec.method_by_name[got.NAME]
+            assert text.startswith(m.full_name + "(") and text.endswith(")"), (cid, text)
             parts = text[len(m.full_name) + 1:-1].split(";") if m.fields else []
-            assert len(parts) == len(m.fields), c["id"]
+            assert len(parts) == len(m.fields), cid
             for f, part in zip(m.fields, parts, strict=True):
-                assert _same_field(f.type, part, getattr(got, member(f.name)), dialect, table), (c["id"], f.name)
-            compared += 1
-        for c in doc["properties"]:
-            text = dumped[c["id"]]
-            cls = spec.class_by_name[c["class"]]
-            data = bytes.fromhex(c["bytes"])
-            got = properties.PROPERTIES[cls.index].decode(data[12:])
-            body_size, rest = text.split(":", 1)
-            assert int(body_size) == int.from_bytes(data[4:12], "big")
-            inner = rest[len(cls.name) + 1:-1]
+                assert _same_field(f.type, part, getattr(got, member(f.name)), dialect, table), (cid, f.name)
+
+        def same_properties(cid: str, text: str, class_id: int, got: Any) -> None:
+            cls = spec.class_by_index[class_id]
+            inner = text[len(cls.name) + 1:-1]
+            assert text == f"{cls.name}({inner})", (cid, text)
             present = dict(p.split("=", 1) for p in inner.split(";")) if inner else {}
             for i, f in enumerate(cls.properties):
                 have = getattr(got, member(f.name))
                 if str(i) not in present:
-                    assert have is None, (c["id"], f.name)
+                    assert have is None, (cid, f.name)
                 else:
-                    assert _same_field(f.type, present[str(i)], have, dialect, table), (c["id"], f.name)
+                    assert _same_field(f.type, present[str(i)], have, dialect, table), (cid, f.name)
+
+        for c in doc["methods"]:
+            same_method(c["id"], dumped[c["id"]], methods.decode_method(bytes.fromhex(c["bytes"])))
+            compared += 1
+        for c in doc["properties"]:
+            data = bytes.fromhex(c["bytes"])
+            body_size, rest = dumped[c["id"]].split(":", 1)
+            assert int(body_size) == int.from_bytes(data[4:12], "big")
+            same_properties(c["id"], rest, c["class_id"],
+                            properties.PROPERTIES[c["class_id"]].decode(data[12:]))
+            compared += 1
+        frames_mod = importlib.import_module(f"{pkg}.frames")
+        for c in doc["frames"]:
+            texts = dumped[c["id"]].split("|")
+            got_frames = frames_mod.FrameReader(c["frame_max"]).feed(bytes.fromhex(c["bytes"]))
+            assert len(texts) == len(got_frames), (c["id"], texts)
+            for text, fr in zip(texts, got_frames, strict=True):
+                kind = type(fr).__name__
+                if text[0] == "A":
+                    assert kind == "ProtocolHeaderFrame" and fr.header.hex() == text[1:], (c["id"], text)
+                    continue
+                head, _, rest = text.partition(":")
+                assert int(head[1:]) == fr.channel, (c["id"], text)
+                if text[0] == "M":
+                    assert kind == "MethodFrame", (c["id"], kind)
+                    same_method(c["id"], rest, fr.method)
+                elif text[0] == "H":
+                    assert kind == "HeaderFrame", (c["id"], kind)
+                    body_size, props = rest.split(":", 1)
+                    assert int(body_size) == fr.body_size, c["id"]
+                    same_properties(c["id"], props, fr.class_id, fr.properties)
+                elif text[0] == "B":
+                    assert kind == "BodyFrame" and bytes(fr.payload).hex() == rest, (c["id"], text[:80])
+                else:
+                    assert text[0] == "8" and kind == "HeartbeatFrame", (c["id"], text)
             compared += 1
         for c in doc["tables"]:
             text = dumped[c["id"]]
@@ -415,7 +444,7 @@ def test_c_and_python_targets_agree_on_every_corpus_case(c_build: Build, amqp091
             compared += 1
     finally:
         table.set_default_dialect("rabbitmq")
-    assert compared == sum(len(doc[k]) for k in ("methods", "properties", "tables", "malformed"))
+    assert compared == sum(len(doc[k]) for k in ("methods", "properties", "frames", "tables", "malformed"))
 
 
 EDGES_C = r"""
