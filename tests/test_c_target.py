@@ -557,3 +557,29 @@ def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
     out = run(exe)
     assert out.returncode == 0 and re.fullmatch(r"\d+ checks, 0 failed\n", out.stdout.splitlines()[-1] + "\n"), \
         out.stdout + out.stderr
+
+
+def test_library_is_warning_clean_for_32_bit_targets(c_build: Build, tmp_path: Path) -> None:
+    """size_t of 32 bits (i686, ARMv7): the library still compiles under the strict warnings (-Wconversion
+    catches a 64-bit length squeezed into size_t). Freestanding, syntax only: Debian has no 32-bit libc headers
+    here, so string.h is a stand-in declaring the six functions the library uses."""
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "string.h").write_text(
+        "#include <stddef.h>\nvoid *memcpy(void *, const void *, size_t);\nvoid *memmove(void *, const void *, size_t);\n"
+        "void *memset(void *, int, size_t);\nvoid *memchr(const void *, int, size_t);\n"
+        "int memcmp(const void *, const void *, size_t);\nint strcmp(const char *, const char *);\n")
+    resource = subprocess.run([tool("clang"), "-print-resource-dir"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    problems = []
+    for target in ("i686-linux-gnu", "armv7-none-eabi"):
+        for dialect in DIALECTS:
+            tree = c_build.trees[("bundled-0-9", dialect)]
+            proc = subprocess.run(
+                [tool("clang"), f"--target={target}", "-ffreestanding", "-nostdlibinc", "-isystem",
+                 f"{resource}/include", "-I", str(include), *STRICT, "-I", str(tree / "include"), "-I",
+                 str(tree / "src"), "-fsyntax-only", *sorted(str(p) for p in (tree / "src").glob("*.c"))],
+                capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                problems.append(f"{target} {dialect}: {proc.stderr[-2000:]}")
+    assert not problems, "\n".join(problems)
