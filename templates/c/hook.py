@@ -197,8 +197,6 @@ class Planner:
                 "rabbitmq_limit": ch.rabbitmq_limit, "value": ch.value, "suspicious": ch.suspicious,
                 "ref": ch.ref, "values": list(ch.values),
             }
-            if ch.kind == "le":
-                c["ref_const"] = self.naming.constant("negotiated", *ch.ref.split(".")) if ch.ref else None
             if ch.pattern is not None:
                 c["spec_matcher"] = self.matcher(ch.pattern, ch.field.loc)
                 c["portable_matcher"] = self.matcher(ch.portable or ch.pattern, ch.field.loc)
@@ -489,7 +487,5 @@ def test_context(spec: Any, dialect: str) -> dict[str, Any]:
             "canon_properties": lambda name, values: canon_properties(spec.class_by_name[name], values, dialect),
             "canon_table": lambda v: canon_table(v, dialect),
             "canon_array": lambda v: "[" + ",".join(canon_typed(x, dialect) for x in v) + "]",
-            "table_entries": lambda v: table_entries(v, dialect),
-            "typed_bytes": lambda v: typed_bytes(v, dialect),
             "writer_calls": lambda p, tv: writer_calls(p, tv, dialect),
-            "spec_method": spec.method_by_name.get, "spec_class": spec.class_by_name.get}
+            "spec_method": spec.method_by_name.get}
