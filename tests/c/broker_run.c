@@ -331,7 +331,7 @@ static ag_basic_properties_t props(int i, scratch_t *s) {
   p.expiration = str("600000");
   p.message_id = str(s->msg_id);
   p.timestamp = 1700000000u + (uint64_t)i;
-  p.type_ = str("amqgen.test");
+  p.type = str("amqgen.test");
   p.user_id = str(g_user); /* RabbitMQ checks user-id against the authenticated user */
   p.app_id = str("amqgen");
   return p;
@@ -347,7 +347,7 @@ static const char *diff_props(const ag_basic_properties_t *a, const ag_basic_pro
   SAME_STR(reply_to, AG_BASIC_REPLY_TO_FLAG);
   SAME_STR(expiration, AG_BASIC_EXPIRATION_FLAG);
   SAME_STR(message_id, AG_BASIC_MESSAGE_ID_FLAG);
-  SAME_STR(type_, AG_BASIC_TYPE_FLAG);
+  SAME_STR(type, AG_BASIC_TYPE_FLAG);
   SAME_STR(user_id, AG_BASIC_USER_ID_FLAG);
   SAME_STR(app_id, AG_BASIC_APP_ID_FLAG);
 #undef SAME_STR
@@ -487,7 +487,7 @@ int main(int argc, char **argv) {
   memset(&m, 0, sizeof m);
   m.id = AG_EXCHANGE_DECLARE;
   m.u.exchange_declare.exchange = str(exchange);
-  m.u.exchange_declare.type_ = str("direct");
+  m.u.exchange_declare.type = str("direct");
   m.u.exchange_declare.auto_delete = true;
   m.u.exchange_declare.arguments = finish(&w);
   call(c, 1, &m, AG_EXCHANGE_DECLARE_OK);
@@ -624,18 +624,20 @@ int main(int argc, char **argv) {
     }
   }
 
-  /* -- the queue is empty now (everything acked), then a clean close -- */
-  memset(&m, 0, sizeof m);
-  m.id = AG_BASIC_CANCEL;
-  m.u.basic_cancel.consumer_tag = str(ctag);
-  call(c, 1, &m, AG_BASIC_CANCEL_OK);
+  /* -- the queue is empty now (everything acked), then cancel and a clean close -- */
   memset(&m, 0, sizeof m);
   m.id = AG_QUEUE_DECLARE;
   m.u.queue_declare.queue = str(queue);
   m.u.queue_declare.passive = true;
+  /* still consuming (an auto-delete queue goes with its last consumer) */
   r = call(c, 1, &m, AG_QUEUE_DECLARE_OK);
   if (r.u.queue_declare_ok.message_count != 0)
     die("%u messages left in the queue after acking all", r.u.queue_declare_ok.message_count);
+  if (r.u.queue_declare_ok.consumer_count != 1) die("consumer count %u", r.u.queue_declare_ok.consumer_count);
+  memset(&m, 0, sizeof m);
+  m.id = AG_BASIC_CANCEL;
+  m.u.basic_cancel.consumer_tag = str(ctag);
+  call(c, 1, &m, AG_BASIC_CANCEL_OK);
   memset(&m, 0, sizeof m);
   m.id = AG_CHANNEL_CLOSE;
   m.u.channel_close.reply_code = AG_REPLY_SUCCESS;
