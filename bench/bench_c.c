@@ -60,12 +60,8 @@ static const char *const QARG_S[] = {"bench.dlx", NULL, NULL, NULL, "classic"};
 static const int32_t QARG_I[] = {0, 100000, 1073741824, 3600000, 0};
 #define N_QARGS 5
 
-static uint8_t BODY_128[128], BODY_1K[1024];
-static void init_bodies(void) {
-  int i;
-  for (i = 0; i < 128; i++) BODY_128[i] = (uint8_t)i;
-  for (i = 0; i < 1024; i++) BODY_1K[i] = (uint8_t)(i * 7 % 256);
-}
+/* defined once, by the driver's part (every part sees the same octets) */
+extern uint8_t BODY_128[128], BODY_1K[1024];
 
 typedef struct {
   const uint8_t *wire;
@@ -323,6 +319,13 @@ int F(_check)(int c, const wire_t *w) {
   int p##_check(int c, const wire_t *w);
 OURS_DECL(ag)
 OURS_DECL(agn)
+
+uint8_t BODY_128[128], BODY_1K[1024];
+static void init_bodies(void) {
+  int i;
+  for (i = 0; i < 128; i++) BODY_128[i] = (uint8_t)i;
+  for (i = 0; i < 1024; i++) BODY_1K[i] = (uint8_t)(i * 7 % 256);
+}
 
 static volatile size_t sink;
 static amqp_bytes_t ab(const void *p, size_t n) {
@@ -751,8 +754,17 @@ static int verify(void) {
   la = ag_op_encode_publish(a, sizeof a);
   lb = agn_op_encode_publish(b, sizeof b);
   ld = lib_op_encode_publish(d, sizeof d);
-  if (la == 0 || la != ld || memcmp(a, d, la) != 0 || lb != la || memcmp(a, b, la) != 0)
+  if (la == 0 || la != ld || memcmp(a, d, la) != 0 || lb != la || memcmp(a, b, la) != 0) {
+    size_t i;
+    for (i = 0; i < la && i < ld && a[i] == d[i]; i++) {
+    }
+    fprintf(stderr, "amqgen %zu octets, librabbitmq %zu; first difference at %zu\n", la, ld, i);
+    for (i = 0; i < la; i++) fprintf(stderr, "%02x", a[i]);
+    fprintf(stderr, " (amqgen)\n");
+    for (i = 0; i < ld; i++) fprintf(stderr, "%02x", d[i]);
+    fprintf(stderr, " (librabbitmq)\n");
     return fail("encoders wrote different octets", 1, 0);
+  }
   la = ag_op_declare(a, sizeof a);
   lb = agn_op_declare(b, sizeof b);
   ld = lib_encode_declare(d, sizeof d);
