@@ -207,7 +207,7 @@ def sample(f: CField, case: str) -> str:
     if f.wire in FIXED:
         return INT_MAX[f.wire] if case == "max" else "0"
     if case != "max":
-        return "{0, 0}"
+        return "sample_empty_table" if f.wire == "table" else "sample_empty"
     return {"shortstr": "sample_shortstr", "longstr": "sample_longstr", "table": "sample_table"}[f.wire]
 
 
@@ -271,6 +271,10 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "fixed": FIXED,
             "matchers": planner.matchers,
             "sample": sample,
+            "case_writer": lambda: CaseWriter(prefix, dialect),
+            "method_by_name": {cm.model.full_name: cm for cm in methods},
+            "props_by_name": {cp.model.name: cp for cp in props},
+            **test_context(spec, dialect),
             "negotiated": sorted({c["ref"] for cm in methods for c in cm.checks if c["kind"] == "le" and c["ref"]}),
         },
     }
@@ -280,4 +284,199 @@ def _hex(value: int, width: int = 8) -> str:
     return f"0x{value:0{width}X}"
 
 
-FILTERS = {"ccomment": comment, "cinline": inline, "hex": _hex, "cbytes": c_bytes}
+def fnv(text: str) -> str:
+    """FNV-1a 64 of canonical text, as a C literal: the generated runner compares hashes (C99 caps string
+    literals at 4095 characters; --dump prints the texts themselves)."""
+    h = 0xCBF29CE484222325
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"UINT64_C(0x{h:016x})"
+
+
+FILTERS = {"fnv": fnv, "ccomment": comment, "cinline": inline, "hex": _hex, "cbytes": c_bytes}
+
+
+# -- the conformance tests option: corpus values as C data and as canonical text ---------------------------------
+# The canonical text is what the generated runner's dump of a decoded value must equal. It is computed here from
+# the corpus's JSON values (never from C output), so a decoding mistake in C cannot hide.
+
+def _int_codes(dialect: str) -> dict[str, tuple[int, bool]]:
+    return {t.code: (t.size, t.signed) for t in TYPE_CODES[dialect] if t.kind == "int"}
+
+
+def canon_typed(tv: dict[str, Any], dialect: str) -> str:
+    code, v = tv["type"], tv["value"]
+    kind = next(t.kind for t in TYPE_CODES[dialect] if t.code == code)
+    if kind == "bool":
+        return code + ("1" if v else "0")
+    if kind in ("int", "timestamp"):
+        return code + str(int(v))
+    if kind == "float":
+        return code + v.lower()
+    if kind == "decimal":
+        return f"{code}{v['scale']},{v['unscaled']}"
+    if kind in ("longstr", "bytes", "shortstr"):
+        return code + v.lower()
+    if kind == "table":
+        return code + canon_table(v, dialect)
+    if kind == "array":
+        return code + "[" + ",".join(canon_typed(x, dialect) for x in v) + "]"
+    return code
+
+
+def canon_table(entries: list[Any], dialect: str) -> str:
+    return "{" + ",".join(k.encode("utf-8").hex() + ":" + canon_typed(tv, dialect) for k, tv in entries) + "}"
+
+
+def canon_field(wire: str, v: Any, dialect: str) -> str:
+    if wire == "bit":
+        return "1" if v else "0"
+    if wire in FIXED:
+        return str(int(v))
+    if wire == "shortstr":
+        return v.encode("utf-8").hex()
+    if wire == "longstr":
+        return v.lower()
+    return canon_table(v, dialect)
+
+
+def canon_method(m: Any, values: dict[str, Any], dialect: str) -> str:
+    return m.full_name + "(" + ";".join(canon_field(f.type, values[f.name], dialect) for f in m.fields) + ")"
+
+
+def canon_properties(cls: Any, values: dict[str, Any], dialect: str) -> str:
+    return cls.name + "(" + ";".join(f"{i}={canon_field(f.type, values[f.name], dialect)}"
+                                     for i, f in enumerate(cls.properties) if f.name in values) + ")"
+
+
+def _u(n: int, size: int) -> bytes:
+    return n.to_bytes(size, "big")
+
+
+def typed_bytes(tv: dict[str, Any], dialect: str) -> bytes:
+    """A typed value's octets (type code first) from its JSON form: the test data of table fields."""
+    code, v = tv["type"], tv["value"]
+    ints = _int_codes(dialect)
+    head = code.encode()
+    kind = next(t.kind for t in TYPE_CODES[dialect] if t.code == code)
+    if code in ints:
+        size, signed = ints[code]
+        return head + int(v).to_bytes(size, "big", signed=signed)
+    if kind == "bool":
+        return head + (b"\x01" if v else b"\x00")
+    if kind == "float":
+        return head + bytes.fromhex(v)
+    if kind == "decimal":
+        return head + _u(v["scale"], 1) + int(v["unscaled"]).to_bytes(4, "big", signed=True)
+    if kind in ("longstr", "bytes"):
+        return head + _u(len(bytes.fromhex(v)), 4) + bytes.fromhex(v)
+    if kind == "shortstr":
+        return head + _u(len(bytes.fromhex(v)), 1) + bytes.fromhex(v)
+    if kind == "timestamp":
+        return head + _u(int(v), 8)
+    if kind == "table":
+        return head + _u(len(table_entries(v, dialect)), 4) + table_entries(v, dialect)
+    if kind == "array":
+        body = b"".join(typed_bytes(x, dialect) for x in v)
+        return head + _u(len(body), 4) + body
+    return head
+
+
+def table_entries(entries: list[Any], dialect: str) -> bytes:
+    out = b""
+    for k, tv in entries:
+        kb = k.encode("utf-8")
+        out += _u(len(kb), 1) + kb + typed_bytes(tv, dialect)
+    return out
+
+
+class CaseWriter:
+    """C statements that set a struct's members from a corpus case's values; strings and tables become
+    static arrays (declared before the function that uses them)."""
+
+    def __init__(self, prefix: str, dialect: str) -> None:
+        self.p = prefix
+        self.dialect = dialect
+        self.arrays: list[str] = []
+        self.n = 0
+
+    def array(self, data: bytes) -> str:
+        self.n += 1
+        name = f"d{self.n}"
+        self.arrays.append(f"static const uint8_t {name}[] = {{{c_bytes(data.hex())}}};")
+        return name
+
+    def value(self, wire: str, v: Any) -> str:
+        if wire == "bit":
+            return "true" if v else "false"
+        if wire in FIXED:
+            return f"UINT64_C({int(v)})" if wire in ("longlong", "timestamp") else f"{int(v)}u"
+        data = {"shortstr": lambda: v.encode("utf-8"), "longstr": lambda: bytes.fromhex(v),
+                "table": lambda: table_entries(v, self.dialect)}[wire]()
+        kind = "table" if wire == "table" else "bytes"
+        return f"({self.p}_{kind}_t){{{self.array(data)}, {len(data)}}}"
+
+    def take(self) -> list[str]:
+        out, self.arrays = self.arrays, []
+        return out
+
+
+def writer_calls(p: str, tv: dict[str, Any], dialect: str) -> list[str]:
+    """Table writer calls that build one typed value (the tables section tests the writer)."""
+    code, v = tv["type"], tv["value"]
+    kind = next(t.kind for t in TYPE_CODES[dialect] if t.code == code)
+    if kind == "table":
+        out = [f"{p}_table_begin_table(&w);"]
+        for k, item in v:
+            kb = k.encode("utf-8")
+            out.append(f"{p}_table_put_key(&w, {_cstr(kb)}, {len(kb)});")
+            out += writer_calls(p, item, dialect)
+        return out + [f"{p}_table_end_table(&w);"]
+    if kind == "array":
+        out = [f"{p}_table_begin_array(&w);"]
+        for item in v:
+            out += writer_calls(p, item, dialect)
+        return out + [f"{p}_table_end_array(&w);"]
+    setv = {"bool": lambda: f"fv.v.boolean = {'true' if v else 'false'};",
+            "float": lambda: f"fv.v.f{'32' if len(v) == 8 else '64'}_bits = 0x{v}u;" if len(v) == 8
+            else f"fv.v.f64_bits = UINT64_C(0x{v});",
+            "decimal": lambda: f"fv.v.decimal.scale = {v['scale']}; fv.v.decimal.value = "
+                               f"{int(v['unscaled']) & 0xFFFFFFFF}u;",
+            "timestamp": lambda: f"fv.v.timestamp = UINT64_C({int(v)});",
+            "void": lambda: "",
+            }
+    if kind == "int":
+        size, signed = _int_codes(dialect)[code]
+        n = int(v)
+        lit = (f"INT64_C({n})" if n != -(2 ** 63) else "INT64_MIN") if signed else f"UINT64_C({n})"
+        stmt = f"fv.v.{'i' if signed else 'u'} = {lit};"
+    elif kind in ("longstr", "bytes", "shortstr"):
+        data = bytes.fromhex(v)
+        stmt = f"fv.v.bytes.bytes = (const uint8_t *){_cstr(data)}; fv.v.bytes.len = {len(data)};"
+    else:
+        stmt = setv[kind]()
+    return [f"fv.type = '{code}'; {stmt} {p}_table_put(&w, &fv);"]
+
+
+def _cstr(data: bytes) -> str:
+    out = []
+    for b in data:
+        ch = chr(b)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 32 <= b < 127 and ch != "?":
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def test_context(spec: Any, dialect: str) -> dict[str, Any]:
+    return {"canon_method": lambda name, values: canon_method(spec.method_by_name[name], values, dialect),
+            "canon_properties": lambda name, values: canon_properties(spec.class_by_name[name], values, dialect),
+            "canon_table": lambda v: canon_table(v, dialect),
+            "canon_array": lambda v: "[" + ",".join(canon_typed(x, dialect) for x in v) + "]",
+            "table_entries": lambda v: table_entries(v, dialect),
+            "typed_bytes": lambda v: typed_bytes(v, dialect),
+            "writer_calls": lambda p, tv: writer_calls(p, tv, dialect),
+            "spec_method": spec.method_by_name.get, "spec_class": spec.class_by_name.get}
