@@ -69,3 +69,41 @@ def compile_program(tree: Path, sources: list[Path | str], exe: Path, *, cc: str
     if proc.returncode != 0:
         raise BuildError(f"compiling {exe.name} failed:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"[-8000:])
     return exe
+
+
+# -- fuzz targets (--option fuzz=1) ----------------------------------------------------------------
+FUZZ_FLAGS = ["-std=c99", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+              "-fno-omit-frame-pointer"]
+
+
+def fuzz_targets(tree: Path, prefix: str = PREFIX) -> list[str]:
+    """The targets the rendered fuzz file defines: frame, method, table, <class>_properties..."""
+    import re
+
+    text = (tree / "fuzz" / f"{prefix}_fuzz.c").read_text()
+    found = [t.lower() for t in re.findall(r"defined\(FUZZ_(\w+)\)", text)]
+    if not found:
+        raise BuildError(f"{tree}/fuzz/{prefix}_fuzz.c defines no FUZZ_ targets")
+    return found
+
+
+def build_fuzz_target(tree: Path, target: str, out: Path, prefix: str = PREFIX) -> Path:
+    """One libFuzzer binary (ASan + UBSan, stops on the first report) for ``target``."""
+    return compile_program(tree, [tree / "fuzz" / f"{prefix}_fuzz.c"], out, flags=(*FUZZ_FLAGS,
+                           f"-DFUZZ_{target.upper()}"))
+
+
+def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str = PREFIX) -> int:
+    """The corpus's seeds for ``target`` into ``corpus`` (created); returns how many."""
+    exe = work / f"{prefix}_seeds"
+    if not exe.exists():
+        cc = tool("clang", "clang-14")
+        proc = subprocess.run([cc, "-std=c99", "-O1", str(tree / "fuzz" / f"{prefix}_seeds.c"), "-o", str(exe)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BuildError(f"compiling the seed writer failed:\n{proc.stderr}"[-4000:])
+    corpus.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([str(exe), target, str(corpus)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"seeds {target}: {proc.stderr.strip()}")
+    return int(proc.stdout.split()[0])
