@@ -107,3 +107,26 @@ def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str =
     if proc.returncode != 0:
         raise BuildError(f"seeds {target}: {proc.stderr.strip()}")
     return int(proc.stdout.split()[0])
+
+
+def build_diff_target(tree: Path, out: Path, work: Path, spec: Path = SPEC_091_EXT) -> Path:
+    """tests/c/fuzz_diff.c (ours against librabbitmq on the same octets) as a libFuzzer binary."""
+    import gen_interop
+
+    source, _ = gen_interop.generate_diff(spec, PREFIX)
+    (work / "fuzz_diff_methods.c").write_text(source, encoding="utf-8")
+    return compile_program(tree, [C_DIR / "fuzz_diff.c"], out, flags=(*FUZZ_FLAGS, "-Wno-unused-function"),
+                           libs=tuple(librabbitmq()), include=(work, C_DIR))
+
+
+def write_diff_seeds(tree: Path, corpus: Path, work: Path) -> int:
+    """The method and basic-properties seeds, each behind its selector octet (0 method, 1 properties)."""
+    n = 0
+    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01")):
+        tmp = work / f"diff-seeds-{target}"
+        write_seeds(tree, target, tmp, work)
+        corpus.mkdir(parents=True, exist_ok=True)
+        for p in sorted(tmp.iterdir()):
+            (corpus / f"{target}-{p.name}").write_bytes(selector + p.read_bytes())
+            n += 1
+    return n
