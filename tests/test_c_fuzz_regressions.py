@@ -98,3 +98,22 @@ def test_fuzz_targets_survive_every_input(built: tuple[Path, dict[str, Path]]) -
     assert proc.returncode == 0, proc.stderr[-4000:]
     ran += len(list(tmp.iterdir()))
     assert ran >= 20
+
+
+DIFF_RUNS = 100_000
+
+
+def test_differential_fuzzing_against_librabbitmq_bounded(tmp_path: Path) -> None:
+    """A bounded run of scripts/fuzz-c's "diff" target (tests/c/fuzz_diff.c), seeded from the corpus:
+    every method payload or basic-properties input our decoders accept must decode with librabbitmq
+    0.11 to equal values (longer runs: scripts/fuzz-c)."""
+    tree = cbuild.render(tmp_path / "gen", options=("fuzz=1",))
+    exe = cbuild.build_diff_target(tree, tmp_path / "fuzz_diff", tmp_path)
+    corpus = tmp_path / "corpus"
+    seeds = cbuild.write_diff_seeds(tree, corpus, tmp_path)
+    assert seeds > 100
+    proc = subprocess.run([str(exe), f"-runs={DIFF_RUNS}", "-seed=20261123", "-max_len=4096",
+                           f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(corpus)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"stat::number_of_executed_units: {DIFF_RUNS}" in proc.stderr, proc.stderr[-2000:]
