@@ -28,15 +28,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "c"))
-import cbuild  # noqa: E402
+import cbuild
 
 BENCH = ROOT / "bench" / "bench_c.c"
 LIBS = ("amqgen", "amqgen no-UTF-8-check", "librabbitmq handle_input", "librabbitmq decoders")
 CALLGRIND_ITERATIONS = 20000
 
 
-def sh(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)  # type: ignore[call-overload]
+def sh(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"bench_c: {' '.join(cmd)[:300]} failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
     return proc
@@ -91,13 +91,13 @@ def instructions(exe: Path, case: int, lib: int) -> float:
 
 def table(results: dict[str, dict[str, float]], unit: str) -> str:
     """Per case: each library's figure, the faster librabbitmq path, our ratios to it (lower is better)."""
-    rows = [f"| case | amqgen | amqgen, no UTF-8 check | librabbitmq handle_input | librabbitmq decoders "
-            f"| amqgen / librabbitmq | no-check / librabbitmq |",
+    rows = [("| case | amqgen | amqgen, no UTF-8 check | librabbitmq handle_input | librabbitmq decoders "
+            "| amqgen / librabbitmq | no-check / librabbitmq |"),
             "|---|---:|---:|---:|---:|---:|---:|"]
     for name, r in results.items():
         lib = min(r[LIBS[2]], r[LIBS[3]])
-        fmt = (lambda v: f"{v:,.0f}") if unit == "Ir/op" else (lambda v: f"{v:,.1f}")
-        rows.append(f"| {name} | " + " | ".join(fmt(r[k]) for k in LIBS)
+        digits = 0 if unit == "Ir/op" else 1
+        rows.append(f"| {name} | " + " | ".join(f"{r[k]:,.{digits}f}" for k in LIBS)
                     + f" | {r[LIBS[0]] / lib:.2f}x | {r[LIBS[1]] / lib:.2f}x |")
     return "\n".join(rows)
 
@@ -144,8 +144,9 @@ def main() -> int:
         load_after = "/".join(f"{x:.2f}" for x in os.getloadavg())
         print("verified: every encoder writes the same octets, every decoder reports the case's values")
         print()
-        out = [f"ns per operation, lower is better (ratio: amqgen over the faster librabbitmq path; goal <= 0.8x "
-               f"with the UTF-8 check off, <= 1.0x with it on).\n\n{table(times, 'ns')}"]
+        head = ("ns per operation, lower is better (ratio: amqgen over the faster librabbitmq path; goal <= 0.8x "
+                "with the UTF-8 check off, <= 1.0x with it on).")
+        out = [f"{head}\n\n{table(times, 'ns')}"]
         if not args.no_instructions:
             counts = {name: {lib: instructions(exe, no, li) for li, lib in enumerate(LIBS)}
                       for no, name in enumerate(times, 1)}

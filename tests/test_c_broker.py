@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
-import cbuild  # noqa: E402
+import cbuild
 
 pytestmark = pytest.mark.broker
 

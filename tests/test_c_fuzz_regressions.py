@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
-import cbuild  # noqa: E402
+import cbuild
 
 DATA = Path(__file__).resolve().parent / "data" / "c-fuzz"
 #: replay.c targets -> the libFuzzer target that takes the same input (header payloads go through method

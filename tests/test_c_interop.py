@@ -32,10 +32,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
-import cbuild  # noqa: E402
-import gen_interop  # noqa: E402
+import cbuild
+import gen_interop
 
-from amqgen.lower import load_spec  # noqa: E402
+from amqgen.lower import load_spec
 
 ROUNDS = 300
 SEED = "20261123"

@@ -35,8 +35,8 @@ class LibStruct:
 
 def lib_structs(text: str) -> dict[str, LibStruct]:
     out = {}
-    for body, name in re.findall(r"typedef struct \w+_t_ \{(.*?)\} (amqp_\w+_t);", text, re.S):
-        fields = tuple(re.findall(r"^\s*(\w+)\s+(\w+);", body, re.M))
+    for body, name in re.findall(r"typedef struct \w+_t_ \{(.*?)\} (amqp_\w+_t);", text, re.DOTALL):
+        fields = tuple(re.findall(r"^\s*(\w+)\s+(\w+);", body, re.MULTILINE))
         out[name] = LibStruct(name, fields)
     return out
 
