@@ -1,0 +1,110 @@
+"""Render the C target for every spec the Java and Python tests cover, and compile it (shared by the C tests).
+
+Everything the C tests need is rendered and compiled once per session (two at a time): every spec in both
+table dialects with the conformance tests option, each built with gcc and clang under the strict warning set
+and once more under AddressSanitizer and UndefinedBehaviorSanitizer. Tools come from Debian packages listed in
+deps/debian.txt; a missing one fails the test with the package's name, never skips it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from javatarget import Case, cases
+from pytarget import ROOT
+
+DIALECTS = ("rabbitmq", "qpid")
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Wshadow", "-Werror"]
+#: -O0: the corpus runner is large straight-line code, and -O1 makes its sanitized build six times slower
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0"]
+PREFIX = "amqpc"
+#: Debian package of each tool the C tests run
+PACKAGES = {"gcc": "gcc", "clang": "clang", "clang-format": "clang-format", "cmake": "cmake",
+            "pkg-config": "pkg-config", "make": "make"}
+
+
+def tool(name: str) -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        raise AssertionError(f"{name} is not installed (Debian package {PACKAGES.get(name, name)}; "
+                             "scripts/test-env installs it)")
+    return exe
+
+
+def render(case: Case, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI: ``python -m amqgen render --lang c`` with ``--option`` for each of ``options``."""
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--out", str(out)]
+    if case.spec_arg is not None:
+        cmd += ["--spec", case.spec_arg]
+    for o in options:
+        cmd += ["--option", o]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def sources(tree: Path, *, tests: bool = True) -> list[str]:
+    out = sorted(str(p) for p in (tree / "src").glob("*.c"))
+    if tests:
+        out += sorted(str(p) for p in (tree / "tests").glob("*.c"))
+    return out
+
+
+def compile_c(cc: str, tree: Path, exe: Path, flags: list[str], *, tests: bool = True,
+              extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    cmd = [tool(cc), *flags, "-I", str(tree / "include"), "-I", str(tree / "src"), "-I", str(tree / "tests"),
+           *sources(tree, tests=tests), *extra, "-o", str(exe)]
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+@dataclass
+class Build:
+    root: Path
+    trees: dict[tuple[str, str], Path] = field(default_factory=dict)  # (case key, dialect) -> rendered tree
+    exes: dict[tuple[str, str, str], Path] = field(default_factory=dict)  # (case, dialect, gcc|clang|asan)
+    errors: list[str] = field(default_factory=list)  # compile failures, reported by the tests that need them
+
+
+def build_all(root: Path) -> Build:
+    """Render every case in both dialects, then compile each with gcc, clang (strict) and clang with sanitizers."""
+    for t in ("gcc", "clang"):
+        tool(t)
+    build = Build(root)
+    jobs = [(c, d) for c in cases() for d in DIALECTS]
+    missing = [c.path for c in cases() if not c.path.is_file()]
+    assert not missing, f"spec files missing (Debian package amqp-specs?): {missing}"
+
+    def one(job: tuple[Case, str]) -> tuple[tuple[str, str], Path]:
+        case, dialect = job
+        out = root / f"{case.key}-{dialect}"
+        proc = render(case, out, "tests=1", f"dialect={dialect}")
+        assert proc.returncode == 0, f"{case.key} ({dialect}): render failed: {proc.stderr}"
+        return (case.key, dialect), out
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        build.trees = dict(pool.map(one, jobs))
+
+    def comp(job: tuple[tuple[str, str], str]) -> None:
+        (key, dialect), kind = job
+        tree = build.trees[(key, dialect)]
+        exe = root / "bin" / f"{key}-{dialect}-{kind}"
+        exe.parent.mkdir(exist_ok=True)
+        if kind == "asan":
+            proc = compile_c("clang", tree, exe, ["-std=c99", *SANITIZE])
+        else:
+            proc = compile_c(kind, tree, exe, STRICT)
+        if proc.returncode != 0:
+            build.errors.append(f"{key} {dialect} {kind}:\n{proc.stderr[-3000:]}")
+        else:
+            build.exes[(key, dialect, kind)] = exe
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(comp, [(k, kind) for k in build.trees for kind in ("gcc", "clang", "asan")]))
+    return build
+
+
+def run(exe: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, check=False)
