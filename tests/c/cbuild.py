@@ -15,6 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 C_DIR = ROOT / "tests" / "c"
 SPEC_091_EXT = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+#: adds the 4 methods librabbitmq implements that the extended spec lacks (connection.blocked/unblocked,
+#: access.request/request-ok), so the interop covers all of librabbitmq's methods
+LIBRABBITMQ_EXTRAS = ROOT / "tests" / "data" / "librabbitmq-extras.xml"
 #: the prefix the programs here are written for (librabbitmq owns "amqp_")
 PREFIX = "ag"
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
@@ -41,10 +44,13 @@ def librabbitmq() -> list[str]:
     return proc.stdout.split()
 
 
-def render(out: Path, *, prefix: str = PREFIX, spec: Path = SPEC_091_EXT, options: tuple[str, ...] = ()) -> Path:
+def render(out: Path, *, prefix: str = PREFIX, spec: Path = SPEC_091_EXT, options: tuple[str, ...] = (),
+           overlays: tuple[Path, ...] = ()) -> Path:
     """`amqgen render --lang c` into ``out``; returns ``out``."""
     cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out", str(out),
            "--option", f"prefix={prefix}"]
+    for overlay in overlays:
+        cmd += ["--overlay", str(overlay)]
     for opt in options:
         cmd += ["--option", opt]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)

@@ -47,12 +47,12 @@ def lib_method_ids(text: str) -> dict[int, str]:
     return {int(v, 16): name.lower() for name, v in found}
 
 
-def generate(spec_path: Path, prefix: str = "ag") -> tuple[str, int]:
+def generate(spec_path: Path, prefix: str = "ag", overlays: tuple[Path, ...] = ()) -> tuple[str, int]:
     """C source of the per-method checks and the number of methods it covers."""
     text = HEADER.read_text()
     structs = lib_structs(text)
     ids = lib_method_ids(text)
-    spec: Spec = load_spec(spec_path)
+    spec: Spec = load_spec(spec_path, overlays=overlays)
     n = Naming("c", prefix)
     pu = prefix.upper()
     out: list[str] = []
