@@ -126,9 +126,9 @@ def build_diff_target(tree: Path, out: Path, work: Path, spec: Path = SPEC_091_E
 
 
 def write_diff_seeds(tree: Path, corpus: Path, work: Path) -> int:
-    """The method and basic-properties seeds, each behind its selector octet (0 method, 1 properties)."""
+    """The method, basic-properties and table seeds, each behind its selector octet (0, 1, 2)."""
     n = 0
-    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01")):
+    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01"), ("table", b"\x02")):
         tmp = work / f"diff-seeds-{target}"
         write_seeds(tree, target, tmp, work)
         corpus.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,8 @@
  * (built and run by scripts/fuzz-c as target "diff"; fuzz_diff_methods.c is written by
  * gen_interop.generate_diff from librabbitmq's header).
  *
- * Input: one selector octet (even: a method frame payload; odd: basic properties, flag words first),
- * then the payload. Whatever OUR decoder accepts, librabbitmq's decoder must accept too (it checks
+ * Input: one selector octet (modulo 3 -- 0: a method frame payload; 1: basic properties, flag words
+ * first; 2: a field table with its 4-octet length), then the payload. Whatever OUR decoder accepts, librabbitmq's decoder must accept too (it checks
  * less: no UTF-8, no trailing data, no depth limit), with one exception it cannot read: the 'U' type
  * code (signed 16-bit, ours only); and every field must then be equal in both, tables entry by entry
  * with their type codes. librabbitmq is only handed input ours validated (its own decoder is not the
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   in = malloc(size - 1 ? size - 1 : 1);
   memcpy(in, data + 1, size - 1);
   size--;
-  if ((data[0] & 1) == 0) {
+  if (data[0] % 3 == 0) {
     ag_method_t m;
     st = ag_method_decode(in, size, &m);
     if (st == AG_OK) {
@@ -51,6 +51,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       CHECK(lst == 0 || memchr(in, 'U', size) != NULL, "librabbitmq refuses %s that ours accepts: %d",
             ag_method_name(m.id), lst);
       if (lst == 0) diff_method(&m, lib);
+    }
+  } else if (data[0] % 3 == 2) {
+    ag_table_t t;
+    amqp_table_t lt;
+    size_t off = 0;
+    st = ag_table_decode(in, size, &t);
+    if (st == AG_OK) {
+      lst = amqp_decode_table(abytes(in, size), &g_pool, &lt, &off);
+      CHECK(lst == 0 || memchr(in, 'U', size) != NULL, "librabbitmq refuses a table ours accepts: %d", lst);
+      if (lst == 0) {
+        CHECK(off == size, "librabbitmq read %zu of the table's %zu octets", off, size);
+        CHECK(cmp_table(&lt, t, "table"), "table");
+      }
     }
   } else {
     ag_basic_properties_t p;
