@@ -429,10 +429,12 @@ int main(int argc, char **argv) {
     if (!find(s->server_properties, "capabilities", &caps) || caps.type != 'F' ||
         !find(caps.v.table, "publisher_confirms", &v) || v.type != 't' || !v.v.boolean)
       die("no publisher_confirms capability");
-    if (s->mechanisms.len < 5 || !strstr((const char *)memcpy(response, s->mechanisms.bytes,
-                                                              s->mechanisms.len < 500 ? s->mechanisms.len : 500),
-                                         "PLAIN"))
-      die("PLAIN not offered");
+    {
+      size_t n = s->mechanisms.len < sizeof response - 1 ? s->mechanisms.len : sizeof response - 1;
+      memcpy(response, s->mechanisms.bytes, n);
+      response[n] = '\0';
+      if (!strstr(response, "PLAIN")) die("PLAIN not offered (%s)", response);
+    }
   }
   ag_table_writer_init(&w, ctab, sizeof ctab);
   key(&w, "product"); put_s(&w, 'S', "amqgen-c", 8);
