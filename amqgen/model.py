@@ -215,6 +215,15 @@ class Class:
     changed_by: tuple[Location, ...] = ()
 
     @property
+    def property_flag_masks(self) -> tuple[int, ...]:
+        """Per flag word, the bits of the properties this class has (bit 0, the continuation flag, is never
+        one of them): what a decoder accepts, and the complement of what it must refuse."""
+        masks = [0] * self.property_flag_words
+        for p in self.properties:
+            masks[p.flag_word or 0] |= p.flag_mask or 0
+        return tuple(masks)
+
+    @property
     def has_content(self) -> bool:
         return bool(self.properties) or any(m.content for m in self.methods)
 

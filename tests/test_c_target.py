@@ -13,12 +13,15 @@ build with libFuzzer and run a bounded slice, and bad options fail with one line
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
+import struct
 import subprocess
 import sys
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ctarget import DIALECTS, PREFIX, SANITIZE, STRICT, Build, build_all, compile_c, render, run, tool
@@ -28,6 +31,7 @@ from pytarget import ROOT
 from amqgen import __version__
 from amqgen import vectors as vectors_module
 from amqgen.lower import load_spec
+from amqgen.wire import TYPE_CODES
 
 CASES = cases()
 IDS = [c.key for c in CASES]
@@ -88,7 +92,9 @@ def test_runner_fails_on_a_wrong_decoder(c_build: Build, tmp_path: Path) -> None
 
 def test_clang_format_clean(c_build: Build) -> None:
     exe = tool("clang-format")
-    files = sorted(str(p) for t in c_build.trees.values() for p in t.rglob("*") if p.suffix in (".c", ".h"))
+    """Every library file of every tree, and the (large, similar) test files of one tree per dialect."""
+    files = sorted(str(p) for t in c_build.trees.values() for d in ("include", "src") for p in (t / d).iterdir())
+    files += sorted(str(p) for d in DIALECTS for p in (c_build.trees[(CASES[0].key, d)] / "tests").iterdir())
     proc = subprocess.run([exe, f"--style={CLANG_FORMAT_STYLE}", "--dry-run", "-Werror", *files],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -130,6 +136,18 @@ def test_bad_options_fail_with_one_line(tmp_path: Path, option: str, message: st
     lines = [ln for ln in proc.stderr.splitlines() if "spec warnings" not in ln]
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_spec_name_taking_a_library_identifier_fails_with_one_line(tmp_path: Path) -> None:
+    """A spec constant named "ok" would be AMQPC_OK, the library's status code: one error line, exit 2."""
+    spec = (tmp_path / "ok.xml")
+    text = (ROOT.parent / "shared" / "specs" / "amqp0-9-1.xml").read_text(encoding="utf-8")
+    spec.write_text(text.replace('<constant name="reply-success"', '<constant name="ok" value="7"/>'
+                                 '<constant name="reply-success"', 1), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT, check=False)
+    lines = [ln for ln in proc.stderr.splitlines() if "spec warnings" not in ln]
+    assert proc.returncode == 2 and len(lines) == 1 and "AMQPC_OK" in lines[0], proc.stderr
 
 
 def test_cmake_build_install_and_pkg_config(c_build: Build, tmp_path: Path) -> None:
@@ -186,7 +204,7 @@ def test_fuzz_targets_build_and_run_a_bounded_slice(tmp_path: Path) -> None:
         exe = tmp_path / f"fuzz_{target}"
         build = compile_c("clang", tree, exe, ["-std=c99", "-Wall", "-Wextra", "-Wconversion", "-Werror",
                                                 "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
-                                                "-O1", "-g", f"-DFUZZ_{target.upper()}"], tests=False,
+                                                "-O0", "-g", f"-DFUZZ_{target.upper()}"], tests=False,
                           extra=(str(tree / "fuzz" / f"{PREFIX}_fuzz.c"),))
         if build.returncode != 0:
             return f"{target}: build failed: {build.stderr[-2000:]}"
@@ -222,3 +240,291 @@ def test_cmake_example_builds_and_runs(tmp_path: Path) -> None:
     assert out.returncode == 0 and out.stdout == "4 frames, 5074 octets, body 5000 octets\n", out.stdout + out.stderr
     again = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "amqgen: rendering" not in again.stdout, again.stdout
+
+
+# -- the C and Python targets agree on every corpus case -------------------------------------------------------
+# The C runner's --dump prints the canonical text of what C decoded (or the error's name); the text is parsed
+# back here and compared value by value with what the generated Python package decodes from the same octets.
+
+def _parse_typed(s: str, i: int, dialect: str) -> tuple[tuple[str, Any], int]:
+    code = s[i]
+    i += 1
+    kinds = {t.code: t for t in TYPE_CODES[dialect]}
+    kind = kinds[code].kind
+    if kind == "table":
+        entries, i = _parse_table(s, i, dialect)
+        return ("F", entries), i
+    if kind == "array":
+        assert s[i] == "["
+        i += 1
+        items: list[tuple[str, Any]] = []
+        while s[i] != "]":
+            item, i = _parse_typed(s, i, dialect)
+            items.append(item)
+            if s[i] == ",":
+                i += 1
+        return ("A", items), i + 1
+    found = re.compile(r"-?\d+,-?\d+" if kind == "decimal" else r"-?[0-9a-f]*").match(s, i)
+    assert found is not None, s[i:i + 20]
+    text = found.group(0)
+    i += len(text)
+    if kind == "bool":
+        return (code, text == "1"), i
+    if kind in ("int", "timestamp"):
+        return (code, int(text)), i
+    if kind == "decimal":
+        scale, unscaled = text.split(",")
+        return (code, (int(scale), int(unscaled))), i
+    if kind == "void":
+        return (code, None), i
+    return (code, bytes.fromhex(text)), i  # floats as their bit pattern's octets, strings as octets
+
+
+def _parse_table(s: str, i: int, dialect: str) -> tuple[list[tuple[str, tuple[str, Any]]], int]:
+    assert s[i] == "{", s[i:i + 20]
+    i += 1
+    out: list[tuple[str, tuple[str, Any]]] = []
+    while s[i] != "}":
+        colon = s.index(":", i)
+        key = bytes.fromhex(s[i:colon]).decode("utf-8")
+        value, i = _parse_typed(s, colon + 1, dialect)
+        out.append((key, value))
+        if s[i] == ",":
+            i += 1
+    return out, i + 1
+
+
+def _same_typed(tv: tuple[str, Any], got: Any, table: Any) -> bool:
+    code, value = tv
+    if code == "t":
+        return got is value
+    if code in "fd":
+        return type(got) is float and struct.pack(">f" if code == "f" else ">d", got) == value
+    if code == "D":
+        want = Decimal(value[1]).scaleb(-value[0])
+        return type(got) is Decimal and got == want and got.as_tuple().exponent == -value[0]
+    if code in "Ssx" and type(value) is bytes:
+        return (got.encode() if type(got) is str else got) == value
+    if code == "T":
+        if isinstance(got, table.Typed):
+            return tuple(got) == ("T", value)
+        return type(got) is datetime and got == datetime.fromtimestamp(value, UTC)
+    if code == "F":
+        return _same_table(value, got, table)
+    if code == "A":
+        return type(got) is list and len(got) == len(value) and all(
+            _same_typed(t, g, table) for t, g in zip(value, got, strict=True))
+    if code == "V":
+        return got is None
+    return type(got) is int and got == value
+
+
+def _same_table(entries: list[tuple[str, Any]], got: Any, table: Any) -> bool:
+    got = {} if got is None else got
+    return type(got) is dict and list(got) == [k for k, _ in entries] and all(
+        _same_typed(tv, got[k], table) for k, tv in entries)
+
+
+def _same_field(wire: str, text: str, got: Any, dialect: str, table: Any) -> bool:
+    if wire == "bit":
+        return got is (text == "1")
+    if wire == "table":
+        return _same_table(_parse_table(text, 0, dialect)[0], got, table)
+    if wire in ("shortstr", "longstr"):
+        return (got.encode() if type(got) is str else bytes(got)) == bytes.fromhex(text)
+    return type(got) is int and got == int(text)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_c_and_python_targets_agree_on_every_corpus_case(c_build: Build, amqp091: Any, dialect: str) -> None:
+    import importlib
+
+    from amqgen.naming import Naming
+
+    pkg = amqp091.__name__
+    methods, properties, table, exceptions = (importlib.import_module(f"{pkg}.{m}")
+                                              for m in ("methods", "properties", "table", "exceptions"))
+    case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
+    spec = load_spec(case.path)
+    doc = vectors_module.corpus(spec, dialect)
+    exe = c_build.exes[(case.key, dialect, "gcc")]
+    proc = run(exe, "--dump")
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    dumped = dict(line.split("\t", 1) for line in proc.stdout.splitlines())
+    member = Naming("python").member
+    kinds = {"truncated": "TruncatedError", "trailing-data": "TrailingDataError", "frame-end": "FrameEndError",
+             "frame-size": "FrameSizeError", "frame-type": "FrameTypeError", "unknown-class": "UnknownClassError",
+             "unknown-method": "UnknownMethodError", "invalid-utf8": "InvalidUTF8Error",
+             "property-flags": "PropertyFlagsError", "table": "TableError", "table-depth": "TableDepthError"}
+    compared = 0
+    table.set_default_dialect(dialect)
+    try:
+        for c in doc["methods"]:
+            text = dumped[c["id"]]
+            m = spec.method_by_name[c["method"]]
+            got = methods.decode_method(bytes.fromhex(c["bytes"]))
+            assert text.startswith(m.full_name + "(") and text.endswith(")"), text
+            parts = text[len(m.full_name) + 1:-1].split(";") if m.fields else []
+            assert len(parts) == len(m.fields), c["id"]
+            for f, part in zip(m.fields, parts, strict=True):
+                assert _same_field(f.type, part, getattr(got, member(f.name)), dialect, table), (c["id"], f.name)
+            compared += 1
+        for c in doc["properties"]:
+            text = dumped[c["id"]]
+            cls = spec.class_by_name[c["class"]]
+            data = bytes.fromhex(c["bytes"])
+            got = properties.PROPERTIES[cls.index].decode(data[12:])
+            body_size, rest = text.split(":", 1)
+            assert int(body_size) == int.from_bytes(data[4:12], "big")
+            inner = rest[len(cls.name) + 1:-1]
+            present = dict(p.split("=", 1) for p in inner.split(";")) if inner else {}
+            for i, f in enumerate(cls.properties):
+                have = getattr(got, member(f.name))
+                if str(i) not in present:
+                    assert have is None, (c["id"], f.name)
+                else:
+                    assert _same_field(f.type, present[str(i)], have, dialect, table), (c["id"], f.name)
+            compared += 1
+        for c in doc["tables"]:
+            text = dumped[c["id"]]
+            got, _ = table.decode_table(bytes.fromhex(c["bytes"]), 0, dialect) if c["kind"] == "table" else (None, 0)
+            if c["kind"] == "table":
+                assert _same_table(_parse_table(text, 0, dialect)[0], got, table), c["id"]
+            else:
+                items, _ = table.decode_array(bytes.fromhex(c["bytes"]), 0, dialect)
+                assert _same_typed(_parse_typed("A" + text, 0, dialect)[0], items, table), c["id"]
+            compared += 1
+        for c in doc["malformed"]:
+            data, frame_max = bytes.fromhex(c["bytes"]), c.get("frame_max", 0)
+            try:
+                if c["input"] == "method":
+                    methods.decode_method(data)
+                elif c["input"] == "properties":
+                    importlib.import_module(f"{pkg}.frames").FrameReader(0).feed(
+                        bytes((2, 0, 1)) + len(data).to_bytes(4, "big") + data + b"\xce")
+                elif c["input"] == "frame":
+                    importlib.import_module(f"{pkg}.frames").FrameReader(frame_max).feed(data)
+                else:
+                    _, end = table.decode_table(data, 0, dialect)
+                    if end != len(data):
+                        raise exceptions.TrailingDataError("trailing")
+                py = "ok"
+            except exceptions.DecodeError as e:
+                py = type(e).__name__
+            assert kinds.get(dumped[c["id"]]) == py, (c["id"], dumped[c["id"]], py)
+            compared += 1
+    finally:
+        table.set_default_dialect("rabbitmq")
+    assert compared == sum(len(doc[k]) for k in ("methods", "properties", "tables", "malformed"))
+
+
+EDGES_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "amqpc.h"
+static int checks, failures;
+#define CHECK(cond) do { checks++; if (!(cond)) { failures++; printf("failed line %d: %s\n", __LINE__, #cond); } } while (0)
+int main(void) {
+  static uint8_t buf[65536], storage[64];
+  amqpc_frame_t f; amqpc_reader_t r; size_t used = 0, n = 0;
+  /* frame_parse: what an incomplete frame needs, errors known from the header alone */
+  CHECK(amqpc_frame_parse(buf, 0, 0, &f, &used) == AMQPC_INCOMPLETE && used == 7);
+  const uint8_t head[] = {1, 0, 1, 0, 0, 0, 5};
+  CHECK(amqpc_frame_parse(head, 2, 0, &f, &used) == AMQPC_INCOMPLETE && used == 7);
+  CHECK(amqpc_frame_parse(head, 7, 0, &f, &used) == AMQPC_INCOMPLETE && used == 13);
+  CHECK(amqpc_frame_parse(head, 7, 12, &f, &used) == AMQPC_ERR_FRAME_SIZE);
+  CHECK(amqpc_frame_parse(head, 7, 13, &f, &used) == AMQPC_INCOMPLETE && used == 13);
+  const uint8_t huge[] = {3, 0, 1, 0xff, 0xff, 0xff, 0xff};
+  CHECK(amqpc_frame_parse(huge, 7, 0, &f, &used) == AMQPC_INCOMPLETE && used == (size_t)0xffffffffu + 8);
+  CHECK(amqpc_frame_parse((const uint8_t *)"AM", 2, 0, &f, &used) == AMQPC_INCOMPLETE && used == 8);
+  CHECK(amqpc_frame_parse((const uint8_t *)"AMQX", 4, 0, &f, &used) == AMQPC_ERR_FRAME_TYPE);
+  const uint8_t hb[] = {8, 0, 1, 0, 0, 0, 0, 0xce};
+  CHECK(amqpc_frame_parse(hb, 8, 0, &f, &used) == AMQPC_ERR_FRAME_TYPE);
+  /* reader: a split frame larger than its storage (frame_max 0), and feeding too early */
+  uint8_t body[40] = {3, 0, 1, 0, 0, 0, 32};
+  body[39] = 0xce;
+  amqpc_reader_init(&r, storage, 16, 0);
+  amqpc_reader_feed(&r, body, 10);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
+  amqpc_reader_init(&r, storage, sizeof storage, 0);
+  amqpc_reader_feed(&r, body, 40);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_OK && f.payload.len == 32 && f.payload.bytes == body + 7);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_INCOMPLETE);
+  amqpc_reader_feed(&r, body, 40);
+  amqpc_reader_feed(&r, body, 40);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_VALUE);
+  /* encoders: values the wire cannot carry, and every buffer too small */
+  amqpc_method_t m; memset(&m, 0, sizeof m);
+  m.id = AMQPC_BASIC_PUBLISH;
+  m.u.basic_publish.routing_key.bytes = buf; m.u.basic_publish.routing_key.len = 256;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_VALUE);
+  m.u.basic_publish.routing_key.len = 255;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_OK && n == 4 + 2 + 1 + 256 + 1);
+  m.id = 0xffff0001u;
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_VALUE);
+  amqpc_content_header_t h; memset(&h, 0, sizeof h);
+  h.class_id = AMQPC_CLASS_BASIC;
+  h.u.basic.flags = (uint64_t)1 << 14;
+  CHECK(amqpc_content_header_encode(&h, buf, sizeof buf, &n) == AMQPC_ERR_VALUE);
+  h.u.basic.flags = AMQPC_BASIC_DELIVERY_MODE_FLAG; h.u.basic.delivery_mode = 2;
+  m.id = AMQPC_BASIC_PUBLISH; m.u.basic_publish.routing_key.len = 3;
+  size_t whole = 0;
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 4096, buf + 20000, 40000, &whole) == AMQPC_OK);
+  /* method frame 8+4+2+1+4+1, header frame 8+12+2+1, body frames of 4088, 4088 and 1824 octets */
+  CHECK(whole == 20 + 23 + 3 * 8 + 10000);
+  CHECK(h.body_size == 10000);
+  for (size_t cap = 0; cap < whole; cap += 97)
+    CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 4096, buf + 20000, cap, &n) == AMQPC_ERR_NO_SPACE);
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 8, buf + 20000, 40000, &n) == AMQPC_ERR_VALUE);
+  /* the table writer: misuse is reported by finish, nesting is bounded */
+  amqpc_table_writer_t w; amqpc_table_t t; amqpc_field_value_t v; memset(&v, 0, sizeof v);
+  v.type = 'I'; v.v.i = -1;
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_array_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_begin_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, buf, 5); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_NO_SPACE);
+  v.type = '?';
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_array_writer_init(&w, buf, sizeof buf);
+  for (int i = 1; i < 100; i++) amqpc_table_begin_array(&w);
+  for (int i = 1; i < 100; i++) amqpc_table_end_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == 99 * 5);
+  CHECK(amqpc_array_validate((amqpc_array_t){t.bytes, t.len}) == AMQPC_OK);
+  amqpc_array_writer_init(&w, buf, sizeof buf);
+  for (int i = 1; i < 101; i++) amqpc_table_begin_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  /* UTF-8: overlongs, surrogates and code points past U+10FFFF are refused */
+  CHECK(amqpc_utf8_valid((const uint8_t *)"\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x90\x87", 9));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xc0\xaf", 2));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe0\x80\xaf", 3));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));
+  CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe6\x9d", 2));
+  printf("%d checks, %d failed\n", checks, failures);
+  return failures != 0;
+}
+"""
+
+
+def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
+    """Hand-built cases beyond the corpus: what frame_parse asks for, the reader's storage limit and misuse,
+    encoder refusals and no-space at every short buffer, body splitting arithmetic, the table writer's misuse
+    and depth bound, UTF-8 edge cases. Under the sanitizers."""
+    case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
+    tree = tmp_path / "tree"
+    assert render(case, tree).returncode == 0
+    program = tmp_path / "edges.c"
+    program.write_text(EDGES_C, encoding="utf-8")
+    exe = tmp_path / "edges"
+    built = compile_c("clang", tree, exe, ["-std=c99", "-Wall", "-Wextra", "-Werror", *SANITIZE], tests=False,
+                      extra=(str(program),))
+    assert built.returncode == 0, built.stderr[-3000:]
+    out = run(exe)
+    assert out.returncode == 0 and re.fullmatch(r"\d+ checks, 0 failed\n", out.stdout.splitlines()[-1] + "\n"), \
+        out.stdout + out.stderr

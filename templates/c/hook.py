@@ -29,6 +29,14 @@ FIXED_FUNCTIONS = ("bytes", "table", "array", "decimal", "field_value", "table_i
                    "reader", "method", "content_header", "status_name", "method_name", "method_has_content",
                    "reply_name", "reply_class", "class_name", "protocol_header", "utf8_valid")
 
+#: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
+FIXED_CONSTANTS = ("H", "INTERNAL_H", "TESTS_H", "OK", "INCOMPLETE", "PORT", "FRAME_OVERHEAD", "MAX_TABLE_DEPTH",
+                   "FRAME_PROTOCOL_HEADER", "SIGNED_CODES", "UNSIGNED_CODES", "NO_UTF8_CHECK", "SHORTSTR_OK",
+                   "TOO_LONG", "POLICY_RABBITMQ", "POLICY_PORTABLE", "POLICY_SPEC",
+                   *(f"ERR_{k}" for k in ("TRUNCATED", "TRAILING_DATA", "FRAME_END", "FRAME_SIZE", "FRAME_TYPE",
+                                          "UNKNOWN_CLASS", "UNKNOWN_METHOD", "INVALID_UTF8", "PROPERTY_FLAGS",
+                                          "TABLE", "TABLE_DEPTH", "NO_SPACE", "VALUE")))
+
 
 def check_prefix(prefix: str) -> str:
     if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix) or prefix.endswith("_") or len(prefix) > 24:
@@ -155,13 +163,11 @@ class Planner:
         if len(fields) > 64:
             raise RenderError(f"class {c.name} has {len(fields)} properties; the C target's presence mask holds 64",
                               c.loc)
-        known = [0] * c.property_flag_words
         for f in fields:
             f.flag = self.naming.constant(c.name, f.name, "flag")
-            known[f.flag_word] |= f.flag_mask
         return CProperties(c, self.naming.type(c.name, "properties"), self.naming.function(c.name, "properties"),
                            self.naming.snake(c.name), self.naming.constant("class", c.name), fields,
-                           c.property_flag_words, known)
+                           c.property_flag_words, list(c.property_flag_masks))
 
     def matcher(self, pattern: str, where: Any) -> dict[str, Any]:
         """A spec regexp as a C matcher: "^[set]*$" / "^[set]+$" become a 256-entry byte set (which
@@ -240,6 +246,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     # Every file-scope identifier the spec gives must be unique, and distinct from the pack's own.
     seen: dict[str, str] = {}
     fixed = {f"{prefix}_{n}" for n in FIXED_FUNCTIONS} | {f"{prefix}_{n}_t" for n in FIXED_FUNCTIONS}
+    fixed |= {f"{prefix.upper()}_{n}" for n in FIXED_CONSTANTS}
     own = [(c["ident"], c["name"]) for c in constants] + [(c["const"], "class " + c["name"]) for c in classes]
     for cm in methods:
         own += [(cm.const, cm.model.full_name), (cm.struct, cm.model.full_name)]
@@ -248,8 +255,8 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         own += [(cp.struct, cp.model.name + " properties")] + [(f.flag, f.path) for f in cp.fields]
     for ident, what in own:
         if ident in fixed or (ident in seen and seen[ident] != what):
-            raise RenderError(f"{spec.name}: {what!r} gives C identifier {ident!r}, which "
-                              f"{seen.get(ident, 'the C library itself')!r} uses")
+            owner = repr(seen[ident]) if ident in seen else "the C library itself"
+            raise RenderError(f"{spec.name}: {what!r} gives C identifier {ident!r}, which {owner} uses")
         seen[ident] = what
     return {
         "c": {
@@ -437,24 +444,24 @@ def writer_calls(p: str, tv: dict[str, Any], dialect: str) -> list[str]:
         for item in v:
             out += writer_calls(p, item, dialect)
         return out + [f"{p}_table_end_array(&w);"]
-    setv = {"bool": lambda: f"fv.v.boolean = {'true' if v else 'false'};",
-            "float": lambda: f"fv.v.f{'32' if len(v) == 8 else '64'}_bits = 0x{v}u;" if len(v) == 8
-            else f"fv.v.f64_bits = UINT64_C(0x{v});",
-            "decimal": lambda: f"fv.v.decimal.scale = {v['scale']}; fv.v.decimal.value = "
-                               f"{int(v['unscaled']) & 0xFFFFFFFF}u;",
-            "timestamp": lambda: f"fv.v.timestamp = UINT64_C({int(v)});",
-            "void": lambda: "",
-            }
     if kind == "int":
-        size, signed = _int_codes(dialect)[code]
+        signed = _int_codes(dialect)[code][1]
         n = int(v)
         lit = (f"INT64_C({n})" if n != -(2 ** 63) else "INT64_MIN") if signed else f"UINT64_C({n})"
         stmt = f"fv.v.{'i' if signed else 'u'} = {lit};"
     elif kind in ("longstr", "bytes", "shortstr"):
         data = bytes.fromhex(v)
         stmt = f"fv.v.bytes.bytes = (const uint8_t *){_cstr(data)}; fv.v.bytes.len = {len(data)};"
-    else:
-        stmt = setv[kind]()
+    elif kind == "bool":
+        stmt = f"fv.v.boolean = {'true' if v else 'false'};"
+    elif kind == "float":
+        stmt = f"fv.v.f32_bits = 0x{v}u;" if len(v) == 8 else f"fv.v.f64_bits = UINT64_C(0x{v});"
+    elif kind == "decimal":
+        stmt = f"fv.v.decimal.scale = {v['scale']}; fv.v.decimal.value = {int(v['unscaled']) & 0xFFFFFFFF}u;"
+    elif kind == "timestamp":
+        stmt = f"fv.v.timestamp = UINT64_C({int(v)});"
+    else:  # void
+        stmt = ""
     return [f"fv.type = '{code}'; {stmt} {p}_table_put(&w, &fv);"]
 
 

@@ -193,10 +193,8 @@ class Planner:
 
     def properties(self, c: Any) -> JProperties:
         fields = self.fields(c.properties, c.name + " properties")
-        known = [0] * c.property_flag_words
-        for f in fields:
-            known[f.flag_word] |= f.mask
-        return JProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words, known)
+        return JProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words,
+                           list(c.property_flag_masks))
 
     def checks(self, m: Any, fields: list[JField]) -> list[dict[str, Any]]:
         """The shared policy plan (amqgen.policy) with this target's field and pattern names."""

@@ -356,10 +356,9 @@ class Planner:
     def properties(self, c: Any) -> PyProperties:
         fields = self.fields(c.properties)
         words = c.property_flag_words
-        known = [0] * words
+        known = c.property_flag_masks
         names = [["_"] * 16 for _ in range(words)]
         for f in fields:
-            known[f.flag_word] |= f.mask
             f.flag_local = "has_" + f.ident.rstrip("_")
             names[f.flag_word][15 - (f.mask.bit_length() - 1)] = f.flag_local
         flag_words = []
