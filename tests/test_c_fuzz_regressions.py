@@ -105,8 +105,8 @@ DIFF_RUNS = 100_000
 
 def test_differential_fuzzing_against_librabbitmq_bounded(tmp_path: Path) -> None:
     """A bounded run of scripts/fuzz-c's "diff" target (tests/c/fuzz_diff.c), seeded from the corpus:
-    every method payload, basic-properties input or field table our decoders accept must decode with
-    librabbitmq 0.11 to equal values (longer runs: scripts/fuzz-c)."""
+    every method payload, basic-properties input, field table or stream of frames our decoders accept
+    must decode with librabbitmq 0.11 to equal values (frames through its amqp_handle_input) (longer runs: scripts/fuzz-c)."""
     tree = cbuild.render(tmp_path / "gen", options=("fuzz=1",))
     exe = cbuild.build_diff_target(tree, tmp_path / "fuzz_diff", tmp_path)
     corpus = tmp_path / "corpus"

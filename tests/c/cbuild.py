@@ -126,13 +126,16 @@ def build_diff_target(tree: Path, out: Path, work: Path, spec: Path = SPEC_091_E
 
 
 def write_diff_seeds(tree: Path, corpus: Path, work: Path) -> int:
-    """The method, basic-properties and table seeds, each behind its selector octet (0, 1, 2)."""
+    """The method, basic-properties, table and frame seeds, each behind its selector octet (0, 1, 2, 3; the
+    frame target's two control octets dropped)."""
     n = 0
-    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01"), ("table", b"\x02")):
+    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01"), ("table", b"\x02"),
+                             ("frame", b"\x03")):
         tmp = work / f"diff-seeds-{target}"
         write_seeds(tree, target, tmp, work)
         corpus.mkdir(parents=True, exist_ok=True)
         for p in sorted(tmp.iterdir()):
-            (corpus / f"{target}-{p.name}").write_bytes(selector + p.read_bytes())
+            data = p.read_bytes()
+            (corpus / f"{target}-{p.name}").write_bytes(selector + (data[2:] if target == "frame" else data))
             n += 1
     return n
