@@ -7,7 +7,9 @@ UBSan (-fno-sanitize-recover=all: any report fails the test):
   that wrap; invalid UTF-8), and every file there must be listed;
 - through the libFuzzer targets the C pack renders with --option fuzz=1 (built as scripts/fuzz-c
   builds them), each input run once: crash reproducers from scripts/fuzz-c runs go in the same
-  folders.
+  folders;
+- tests/data/c-fuzz/diff/ holds inputs of the differential target (tests/c/fuzz_diff.c, ours against
+  librabbitmq) that once stopped it, replayed through it before its bounded run.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def expected() -> dict[tuple[str, str], str]:
 
 
 def inputs() -> dict[str, list[Path]]:
-    return {d.name: sorted(p for p in d.iterdir() if p.is_file()) for d in sorted(DATA.iterdir()) if d.is_dir()}
+    """Per decoder target, its inputs (the differential target's folder is replayed on its own)."""
+    return {d.name: sorted(p for p in d.iterdir() if p.is_file()) for d in sorted(DATA.iterdir())
+            if d.is_dir() and d.name != "diff"}
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +116,9 @@ def test_differential_fuzzing_against_librabbitmq_bounded(tmp_path: Path) -> Non
     corpus = tmp_path / "corpus"
     seeds = cbuild.write_diff_seeds(tree, corpus, tmp_path)
     assert seeds > 100
+    kept = sorted((DATA / "diff").iterdir())
+    proc = subprocess.run([str(exe), *map(str, kept)], capture_output=True, text=True, timeout=120, check=False)
+    assert kept and proc.returncode == 0, proc.stderr[-4000:]
     proc = subprocess.run([str(exe), f"-runs={DIFF_RUNS}", "-seed=20261123", "-max_len=4096",
                            f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(corpus)],
                           capture_output=True, text=True, timeout=300, check=False)

@@ -57,6 +57,8 @@ static void diff_frames(const uint8_t *in, size_t size) {
     ag_method_t m;
     ag_content_header_t h;
     int used;
+    if (f.type == AG_FRAME_PROTOCOL_HEADER)
+      break; /* ours reports "AMQP..." anywhere in a stream for the caller to judge; librabbitmq only first */
     if (f.type == AG_FRAME_METHOD && ag_method_decode(f.payload.bytes, f.payload.len, &m) != AG_OK) break;
     if (f.type == AG_FRAME_HEADER && (ag_content_header_decode(f.payload.bytes, f.payload.len, &h) != AG_OK ||
                                       h.class_id != 60))
