@@ -241,6 +241,10 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
                  for c in spec.constants]
     constants += [{"ident": naming.constant(k), "value": v, "doc": "", "name": k}
                   for k, v in FRAME_DEFAULTS.items() if k not in names]
+    values = {k["name"]: k["value"] for k in constants}
+    frame_types = [values[n] for n in ("frame-method", "frame-header", "frame-body", "frame-heartbeat")]
+    if any(not 0 <= t < 32 for t in frame_types) or ord("A") in frame_types:
+        raise RenderError(f"{spec.name}: frame types {frame_types}: the C target needs them in 0..31")
     reply = [{"name": c.name, "value": c.value, "error_class": c.error_class} for c in spec.reply_codes]
     classes = [{"name": c.name, "index": c.index, "const": naming.constant("class", c.name)} for c in spec.classes]
     # Every file-scope identifier the spec gives must be unique, and distinct from the pack's own.
@@ -271,6 +275,8 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "constants": constants,
             "reply": reply,
             "frame_overhead": FRAME_OVERHEAD,
+            "frame_type_mask": sum(1 << t for t in frame_types),
+            "rev8": [int(f"{b:08b}"[::-1], 2) for b in range(256)],
             "header_prefix": HEADER_PREFIX,
             "max_table_depth": MAX_TABLE_DEPTH,
             "syntax_error_code": SYNTAX_ERROR_CODE,
