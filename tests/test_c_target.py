@@ -213,8 +213,8 @@ def test_fuzz_targets_build_and_run_a_bounded_slice(tmp_path: Path) -> None:
         made = run(seeds, target, str(corpus))
         if made.returncode != 0:
             return f"{target}: seeds failed: {made.stderr}"
-        out = subprocess.run([str(exe), "-runs=20000", "-seed=1", str(corpus)], capture_output=True, text=True,
-                             timeout=300, check=False)
+        out = subprocess.run([str(exe), "-runs=20000", "-seed=1", f"-artifact_prefix={tmp_path}/crash-{target}-",
+                              str(corpus)], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
         if out.returncode != 0 or "Done 20000 runs" not in out.stderr:
             return f"{target}: {out.stderr[-3000:]}"
         return ""
