@@ -2,10 +2,9 @@
 in one program (tests/c/interop_main.c) built with ASan and UBSan: for every method librabbitmq
 implements (all 64: RabbitMQ's 0-9-1 extended spec has 60 of them; tests/data/librabbitmq-extras.xml,
 an overlay, adds connection.blocked, connection.unblocked, access.request and access.request-ok), the
-basic properties (every one, none, random subsets),
-and random field tables with every type code librabbitmq knows (t b B s u I i l L f d D S x T V F A,
-nested), with non-default values in every field, edge values (all ones, 255-octet short strings)
-every third round:
+basic properties (every one, none, random subsets), and random field tables with every type code
+librabbitmq knows (t b B s u I i l L f d D S x T V F A, nested), with non-default values in every
+field and edge values (all ones, 255-octet short strings) every third round:
 
 - librabbitmq's octets (`amqp_encode_method`, `amqp_encode_properties`, `amqp_encode_table`) decode
   with ours (per-method decoders, `ag_method_decode`, `ag_table_validate` + iteration) to the
