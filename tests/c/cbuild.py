@@ -1,0 +1,141 @@
+"""Render the C target and compile the hand-written C programs of tests/c/ against it (shared by
+tests/test_c_interop.py, tests/test_c_broker.py, tests/test_c_fuzz_regressions.py, bench/bench_c.py
+and scripts/fuzz-c).
+
+A missing tool or library is a failure naming its Debian package, never a skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+C_DIR = ROOT / "tests" / "c"
+SPEC_091_EXT = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+#: adds the 4 methods librabbitmq implements that the extended spec lacks (connection.blocked/unblocked,
+#: access.request/request-ok), so the interop covers all of librabbitmq's methods
+LIBRABBITMQ_EXTRAS = ROOT / "tests" / "data" / "librabbitmq-extras.xml"
+#: the prefix the programs here are written for (librabbitmq owns "amqp_")
+PREFIX = "ag"
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+WARN = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+
+
+class BuildError(AssertionError):
+    pass
+
+
+def tool(name: str, package: str) -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        raise BuildError(f"{name} is not installed (Debian package {package}; scripts/test-env installs it)")
+    return exe
+
+
+def librabbitmq() -> list[str]:
+    """Compiler and linker flags of librabbitmq 0.11 (pkg-config), or a failure naming the package."""
+    pkg = tool("pkg-config", "pkg-config")
+    proc = subprocess.run([pkg, "--cflags", "--libs", "librabbitmq"], capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or not Path("/usr/include/amqp_framing.h").is_file():
+        raise BuildError("librabbitmq is not installed (Debian package librabbitmq-dev; scripts/test-env installs it)")
+    return proc.stdout.split()
+
+
+def render(out: Path, *, prefix: str = PREFIX, spec: Path = SPEC_091_EXT, options: tuple[str, ...] = (),
+           overlays: tuple[Path, ...] = ()) -> Path:
+    """`amqgen render --lang c` into ``out``; returns ``out``."""
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out", str(out),
+           "--option", f"prefix={prefix}"]
+    for overlay in overlays:
+        cmd += ["--overlay", str(overlay)]
+    for opt in options:
+        cmd += ["--option", opt]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"amqgen render --lang c failed: {proc.stderr.strip()}")
+    return out
+
+
+def library_sources(tree: Path) -> list[str]:
+    return sorted(str(p) for p in (tree / "src").glob("*.c"))
+
+
+def compile_program(tree: Path, sources: list[Path | str], exe: Path, *, cc: str = "clang",
+                    flags: tuple[str, ...] = (), libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> Path:
+    """One compiler run: the generated library's sources + ``sources`` -> ``exe``."""
+    compiler = tool(cc, "clang-14" if cc == "clang" else "gcc")
+    cmd = [compiler, *flags, "-I", str(tree / "include"), "-I", str(tree / "src")]
+    for inc in include:
+        cmd += ["-I", str(inc)]
+    cmd += [*library_sources(tree), *map(str, sources), "-o", str(exe), *libs]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"compiling {exe.name} failed:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"[-8000:])
+    return exe
+
+
+# -- fuzz targets (--option fuzz=1) ----------------------------------------------------------------
+FUZZ_FLAGS = ["-std=c99", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+              "-fno-omit-frame-pointer"]
+
+
+def fuzz_targets(tree: Path, prefix: str = PREFIX) -> list[str]:
+    """The targets the rendered fuzz file defines: frame, method, table, <class>_properties..."""
+    import re
+
+    text = (tree / "fuzz" / f"{prefix}_fuzz.c").read_text()
+    found = [t.lower() for t in re.findall(r"defined\(FUZZ_(\w+)\)", text)]
+    if not found:
+        raise BuildError(f"{tree}/fuzz/{prefix}_fuzz.c defines no FUZZ_ targets")
+    return found
+
+
+def build_fuzz_target(tree: Path, target: str, out: Path, prefix: str = PREFIX) -> Path:
+    """One libFuzzer binary (ASan + UBSan, stops on the first report) for ``target``."""
+    return compile_program(tree, [tree / "fuzz" / f"{prefix}_fuzz.c"], out, flags=(*FUZZ_FLAGS,
+                           f"-DFUZZ_{target.upper()}"))
+
+
+def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str = PREFIX) -> int:
+    """The corpus's seeds for ``target`` into ``corpus`` (created); returns how many."""
+    exe = work / f"{prefix}_seeds"
+    if not exe.exists():
+        cc = tool("clang", "clang-14")
+        proc = subprocess.run([cc, "-std=c99", "-O1", str(tree / "fuzz" / f"{prefix}_seeds.c"), "-o", str(exe)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BuildError(f"compiling the seed writer failed:\n{proc.stderr}"[-4000:])
+    corpus.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([str(exe), target, str(corpus)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BuildError(f"seeds {target}: {proc.stderr.strip()}")
+    return int(proc.stdout.split()[0])
+
+
+def build_diff_target(tree: Path, out: Path, work: Path, spec: Path = SPEC_091_EXT) -> Path:
+    """tests/c/fuzz_diff.c (ours against librabbitmq on the same octets) as a libFuzzer binary."""
+    import gen_interop
+
+    source, _ = gen_interop.generate_diff(spec, PREFIX)
+    (work / "fuzz_diff_methods.c").write_text(source, encoding="utf-8")
+    return compile_program(tree, [C_DIR / "fuzz_diff.c"], out, flags=(*FUZZ_FLAGS, "-Wno-unused-function"),
+                           libs=tuple(librabbitmq()), include=(work, C_DIR))
+
+
+def write_diff_seeds(tree: Path, corpus: Path, work: Path) -> int:
+    """The method, basic-properties, table and frame seeds, each behind its selector octet (0, 1, 2, 3; the
+    frame target's two control octets dropped)."""
+    n = 0
+    for target, selector in (("method", b"\x00"), ("basic_properties", b"\x01"), ("table", b"\x02"),
+                             ("frame", b"\x03")):
+        tmp = work / f"diff-seeds-{target}"
+        write_seeds(tree, target, tmp, work)
+        corpus.mkdir(parents=True, exist_ok=True)
+        for p in sorted(tmp.iterdir()):
+            data = p.read_bytes()
+            (corpus / f"{target}-{p.name}").write_bytes(selector + (data[2:] if target == "frame" else data))
+            n += 1
+    return n
