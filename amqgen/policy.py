@@ -57,6 +57,17 @@ class Check:
     values: tuple[str, ...] = ()  # enum: the allowed value names (an octet is the index of its name)
 
 
+def template_data(ch: Check, target_field: object) -> dict[str, object]:
+    """A check as a template reads it, holding the target's own object for its field. Patterns are
+    left out: each target translates them into its own regexp dialect or matcher."""
+    return {
+        "kind": ch.kind, "path": ch.path, "field": target_field, "where": ch.where, "code": ch.code,
+        "rabbitmq_skip": ch.rabbitmq_skip, "limit": ch.limit, "rabbitmq_limit": ch.rabbitmq_limit,
+        "value": ch.value, "suspicious": ch.suspicious, "rule": ch.syntax_rule, "ref": ch.ref,
+        "values": list(ch.values),
+    }
+
+
 def checks(m: Method) -> tuple[Check, ...]:
     """Every assert on ``m``'s fields, in field order."""
     out: list[Check] = []

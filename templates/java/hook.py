@@ -13,6 +13,7 @@ from typing import Any
 from amqgen.errors import RenderError
 from amqgen.policy import SYNTAX_ERROR_CODE
 from amqgen.policy import checks as policy_checks
+from amqgen.policy import template_data
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
@@ -201,12 +202,7 @@ class Planner:
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
         for ch in policy_checks(m):
-            c: dict[str, Any] = {
-                "kind": ch.kind, "path": ch.path, "field": by_name[ch.field.name], "where": ch.where,
-                "code": ch.code, "rabbitmq_skip": ch.rabbitmq_skip, "limit": ch.limit,
-                "rabbitmq_limit": ch.rabbitmq_limit, "value": ch.value, "suspicious": ch.suspicious,
-                "rule": ch.syntax_rule, "ref": ch.ref, "values": list(ch.values),
-            }
+            c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
             if ch.pattern is not None:
                 self.regexps += 1
                 c["re"] = f"RE_{self.regexps}"
