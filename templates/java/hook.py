@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen.policy import SYNTAX_ERROR_CODE
+from amqgen.policy import SYNTAX_ERROR_CODE, template_data
 from amqgen.policy import checks as policy_checks
-from amqgen.policy import template_data
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
