@@ -561,6 +561,17 @@ int main(void) {
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe6\x9d", 2));
+  /* the all-ASCII fast path (words, overlapping ends, two words a round) sees every octet: one 0xFF
+     anywhere in 1..80 octets is refused */
+  uint8_t ascii[80];
+  memset(ascii, 'a', sizeof ascii);
+  for (size_t len = 1; len <= sizeof ascii; len++)
+    for (size_t at = 0; at < len; at++) {
+      ascii[at] = 0xff;
+      CHECK(!amqpc_utf8_valid(ascii, len));
+      ascii[at] = 'a';
+    }
+  CHECK(amqpc_utf8_valid(ascii, sizeof ascii));
   printf("%d checks, %d failed\n", checks, failures);
   return failures != 0;
 }
