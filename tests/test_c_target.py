@@ -71,19 +71,21 @@ def test_generated_tests_pass(c_build: Build, case: Case, dialect: str, kind: st
 
 
 def test_runner_fails_on_a_wrong_decoder(c_build: Build, tmp_path: Path) -> None:
-    """The runner is not vacuous: a decoder reading a signed 16-bit table value wrongly, and one that drops
-    the first property of every flag word, each make it fail with a non-zero exit."""
+    """The runner is not vacuous: a decoder reading a signed 16-bit table value wrongly, one that drops
+    the first property of every flag word, and one that leaves absent properties' members as they were
+    (the runner decodes into a struct filled with 0xA5) each make it fail with a non-zero exit."""
     tree = c_build.trees[("shared-0-9-1-extended", "rabbitmq")]
     mutants = [("tables", "(int64_t)x - 0x10000", "(int64_t)x - 0x1000"),
-               ("properties", "(rev16(w) & 0x7FFFu)", "(rev16(w) & 0x7FFEu)")]
-    for name, old, new in mutants:
-        mutant = tmp_path / name
+               ("properties", "(rev16(w) & 0x7FFFu)", "(rev16(w) & 0x7FFEu)"),
+               ("properties", "memset(p, 0, sizeof *p);", "")]
+    for no, (name, old, new) in enumerate(mutants):
+        mutant = tmp_path / f"{name}-{no}"
         subprocess.run(["cp", "-r", str(tree), str(mutant)], check=True)
         src = mutant / "src" / f"{PREFIX}_{name}.c"
         text = src.read_text()
         assert old in text
         src.write_text(text.replace(old, new, 1))
-        exe = tmp_path / f"{name}.bin"
+        exe = tmp_path / f"{name}-{no}.bin"
         proc = compile_c("gcc", mutant, exe, ["-std=c99"])
         assert proc.returncode == 0, proc.stderr
         out = run(exe)
@@ -528,6 +530,30 @@ int main(void) {
   amqpc_array_writer_init(&w, buf, sizeof buf);
   for (int i = 1; i < 101; i++) amqpc_table_begin_array(&w);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  /* properties decoded into a reused struct (all present before, then garbage): every member of an absent
+     property is zero afterwards, so none points into an earlier, possibly freed, input */
+  amqpc_content_header_t d;
+  h.u.basic.flags = 0x3fff; /* all 14 present */
+  h.u.basic.content_type.bytes = buf; h.u.basic.content_type.len = 1;
+  h.u.basic.headers.bytes = NULL; h.u.basic.headers.len = 0;
+  h.u.basic.priority = 9; h.u.basic.timestamp = 7;
+  CHECK(amqpc_content_header_encode(&h, buf + 30000, 1000, &n) == AMQPC_OK);
+  CHECK(amqpc_content_header_decode(buf + 30000, n, &d) == AMQPC_OK && d.u.basic.flags == 0x3fff);
+  const uint8_t sparse[] = {0, 60, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0x10, 0x00, 2}; /* delivery-mode 2 only */
+  for (int garbage = 0; garbage < 2; garbage++) {
+    if (garbage)
+      memset(&d, 0xA5, sizeof d);
+    CHECK(amqpc_content_header_decode(sparse, sizeof sparse, &d) == AMQPC_OK);
+    const amqpc_basic_properties_t *q = &d.u.basic;
+    CHECK(q->flags == AMQPC_BASIC_DELIVERY_MODE_FLAG && q->delivery_mode == 2 && d.body_size == 5);
+    CHECK(q->priority == 0 && q->timestamp == 0);
+    const amqpc_bytes_t *strs[] = {&q->content_type, &q->content_encoding, &q->correlation_id, &q->reply_to,
+                                   &q->expiration, &q->message_id, &q->type, &q->user_id, &q->app_id,
+                                   &q->reserved};
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+      CHECK(strs[i]->bytes == NULL && strs[i]->len == 0);
+    CHECK(q->headers.bytes == NULL && q->headers.len == 0);
+  }
   /* UTF-8: overlongs, surrogates and code points past U+10FFFF are refused */
   CHECK(amqpc_utf8_valid((const uint8_t *)"\xc3\xa9\xe6\x9d\xb1\xf0\x9f\x90\x87", 9));
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xc0\xaf", 2));
@@ -535,6 +561,17 @@ int main(void) {
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xed\xa0\x80", 3));
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xf4\x90\x80\x80", 4));
   CHECK(!amqpc_utf8_valid((const uint8_t *)"\xe6\x9d", 2));
+  /* the all-ASCII fast path (words, overlapping ends, two words a round) sees every octet: one 0xFF
+     anywhere in 1..80 octets is refused */
+  uint8_t ascii[80];
+  memset(ascii, 'a', sizeof ascii);
+  for (size_t len = 1; len <= sizeof ascii; len++)
+    for (size_t at = 0; at < len; at++) {
+      ascii[at] = 0xff;
+      CHECK(!amqpc_utf8_valid(ascii, len));
+      ascii[at] = 'a';
+    }
+  CHECK(amqpc_utf8_valid(ascii, sizeof ascii));
   printf("%d checks, %d failed\n", checks, failures);
   return failures != 0;
 }
@@ -544,7 +581,7 @@ int main(void) {
 def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
     """Hand-built cases beyond the corpus: what frame_parse asks for, the reader's storage limit and misuse,
     encoder refusals and no-space at every short buffer, body splitting arithmetic, the table writer's misuse
-    and depth bound, UTF-8 edge cases. Under the sanitizers."""
+    and depth bound, absent properties zeroed in a reused struct, UTF-8 edge cases. Under the sanitizers."""
     case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
     tree = tmp_path / "tree"
     assert render(case, tree).returncode == 0

@@ -9,7 +9,8 @@
  * channel, method and every argument, or class, body size and every property, or the body octets. Whatever OUR decoder accepts, librabbitmq's decoder must accept too (it checks
  * less: no UTF-8, no trailing data, no depth limit), with one exception it cannot read: the 'U' type
  * code (signed 16-bit, ours only); and every field must then be equal in both, tables entry by entry
- * with their type codes. librabbitmq is only handed input ours validated (its own decoder is not the
+ * with their type codes (in a stream too: a method or header frame with a 'U' octet that librabbitmq refuses
+ * ends the comparison). librabbitmq is only handed input ours validated (its own decoder is not the
  * one being fuzzed, and Debian's build is not instrumented). A difference aborts.
  */
 #define TCAP 65536
@@ -65,6 +66,8 @@ static void diff_frames(const uint8_t *in, size_t size) {
       break; /* librabbitmq decodes the properties of every class; ours of those with content */
     do { /* a frame split by librabbitmq's 7-octet header read comes in two calls */
       used = amqp_handle_input(lib, rest, &lf);
+      if (used <= 0 && f.type != AG_FRAME_BODY && memchr(f.payload.bytes, 'U', f.payload.len) != NULL)
+        goto done; /* librabbitmq cannot read the 'U' type code, as in the single-payload modes below */
       CHECK(used > 0, "amqp_handle_input %d on a frame ours accepts (type %d, %zu octets)", used, f.type,
             f.payload.len);
       rest.bytes = (uint8_t *)rest.bytes + used;
@@ -83,6 +86,7 @@ static void diff_frames(const uint8_t *in, size_t size) {
             "body");
     }
   }
+done:
   amqp_destroy_connection(lib);
 }
 
