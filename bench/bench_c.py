@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "c"))
 import cbuild
+from readme_block import write_block
 
 BENCH = ROOT / "bench" / "bench_c.c"
 LIBS = ("amqgen", "amqgen no-UTF-8-check", "librabbitmq handle_input", "librabbitmq decoders")
@@ -113,17 +114,6 @@ def machine_note(version: str, cc: str, opt: str) -> str:
         pass
     ccv = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
     return f"{cpu}, {os.cpu_count()} CPUs; {ccv} {opt}; librabbitmq {version} (Debian's shared library)"
-
-
-def write_block(readme: Path, tag: str, block: str) -> None:
-    text = readme.read_text()
-    start, end = f"<!-- {tag}:start -->", f"<!-- {tag}:end -->"
-    if start not in text or end not in text:
-        sys.exit(f"bench_c: {readme} has no {start} ... {end} section")
-    before, rest = text.split(start, 1)
-    _, after = rest.split(end, 1)
-    readme.write_text(f"{before}{start}\n{block}\n{end}{after}")
-    print(f"wrote {readme}")
 
 
 def main() -> int:

@@ -53,6 +53,7 @@ import pamqp.frame
 import pamqp.header
 import pika.frame
 import pika.spec
+from readme_block import write_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
@@ -517,17 +518,6 @@ def table(results: dict[str, dict[str, float]], unit: str = "ops/s") -> str:
         rows.append(f"| {name} | " + " | ".join(f"{r[lib]:,.0f}" for lib in LIBS)
                     + f" | {fastest} | {ratio:.2f}x | {reader} |")
     return "\n".join(rows)
-
-
-def write_block(readme: Path, tag: str, block: str) -> None:
-    text = readme.read_text()
-    start, end = f"<!-- {tag}:start -->", f"<!-- {tag}:end -->"
-    if start not in text or end not in text:
-        sys.exit(f"bench: {readme} has no {start} ... {end} section")
-    before, rest = text.split(start, 1)
-    _, after = rest.split(end, 1)
-    readme.write_text(f"{before}{start}\n{block}\n{end}{after}")
-    print(f"wrote {readme}")
 
 
 # -- instruction counts (callgrind) -----------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE
+from amqgen.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
 from amqgen.policy import checks as policy_checks
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
 
@@ -191,12 +191,7 @@ class Planner:
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
         for ch in policy_checks(m):
-            c: dict[str, Any] = {
-                "kind": ch.kind, "path": ch.path, "field": by_name[ch.field.name], "where": ch.where,
-                "code": ch.code, "rabbitmq_skip": ch.rabbitmq_skip, "limit": ch.limit,
-                "rabbitmq_limit": ch.rabbitmq_limit, "value": ch.value, "suspicious": ch.suspicious,
-                "ref": ch.ref, "values": list(ch.values),
-            }
+            c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
             if ch.pattern is not None:
                 c["spec_matcher"] = self.matcher(ch.pattern, ch.field.loc)
                 c["portable_matcher"] = self.matcher(ch.portable or ch.pattern, ch.field.loc)
