@@ -402,6 +402,22 @@ static void entry_i(amqp_table_entry_t *e, const char *k, int32_t i) {
   e->value.value.i32 = i;
 }
 
+/* The properties of cases 1-3 (what an application fills, headers table entries included). */
+static void lib_fill_properties(amqp_basic_properties_t *p, amqp_table_entry_t headers[3]) {
+  entry_s(&headers[0], "source", H_SOURCE);
+  entry_s(&headers[1], "trace-id", H_TRACE);
+  entry_b(&headers[2], "urgent", 1);
+  memset(p, 0, sizeof *p);
+  p->_flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+              AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG;
+  p->content_type = AB(CONTENT_TYPE);
+  p->headers.num_entries = 3;
+  p->headers.entries = headers;
+  p->delivery_mode = 2;
+  p->message_id = AB(MESSAGE_ID);
+  p->timestamp = TIMESTAMP;
+}
+
 /* case 1, librabbitmq: the application fills its structs (the headers table's entries too) */
 static size_t lib_op_encode_publish(uint8_t *out, size_t cap) {
   amqp_basic_publish_t m;
@@ -411,18 +427,7 @@ static size_t lib_op_encode_publish(uint8_t *out, size_t cap) {
   memset(&m, 0, sizeof m);
   m.exchange = AB(EXCHANGE);
   m.routing_key = AB(ROUTING_KEY);
-  entry_s(&headers[0], "source", H_SOURCE);
-  entry_s(&headers[1], "trace-id", H_TRACE);
-  entry_b(&headers[2], "urgent", 1);
-  memset(&p, 0, sizeof p);
-  p._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
-             AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG;
-  p.content_type = AB(CONTENT_TYPE);
-  p.headers.num_entries = 3;
-  p.headers.entries = headers;
-  p.delivery_mode = 2;
-  p.message_id = AB(MESSAGE_ID);
-  p.timestamp = TIMESTAMP;
+  lib_fill_properties(&p, headers);
   if ((len = lib_method_frame(out, cap, 1, AMQP_BASIC_PUBLISH_METHOD, &m)) == 0) return 0;
   if ((n = lib_header_frame(out + len, cap - len, 1, sizeof BODY_128, &p)) == 0) return 0;
   len += n;
@@ -654,18 +659,7 @@ static void build_wires(void) {
     m.redelivered = 1;
     m.exchange = AB(EXCHANGE);
     m.routing_key = AB(ROUTING_KEY);
-    entry_s(&headers[0], "source", H_SOURCE);
-    entry_s(&headers[1], "trace-id", H_TRACE);
-    entry_b(&headers[2], "urgent", 1);
-    memset(&p, 0, sizeof p);
-    p._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
-               AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG;
-    p.content_type = AB(CONTENT_TYPE);
-    p.headers.num_entries = 3;
-    p.headers.entries = headers;
-    p.delivery_mode = 2;
-    p.message_id = AB(MESSAGE_ID);
-    p.timestamp = TIMESTAMP;
+    lib_fill_properties(&p, headers);
     len = lib_method_frame(wire_deliver, sizeof wire_deliver, 1, AMQP_BASIC_DELIVER_METHOD, &m);
     n = lib_header_frame(wire_deliver + len, sizeof wire_deliver - len, 1, sizeof BODY_1K, &p);
     len += n;

@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "c"))
 import cbuild
-from readme_block import write_block
+from bench_common import cpu_model, write_block
 
 BENCH = ROOT / "bench" / "bench_c.c"
 LIBS = ("amqgen", "amqgen no-UTF-8-check", "librabbitmq handle_input", "librabbitmq decoders")
@@ -104,14 +104,7 @@ def table(results: dict[str, dict[str, float]], unit: str) -> str:
 
 
 def machine_note(version: str, cc: str, opt: str) -> str:
-    cpu = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model(platform.machine())
     ccv = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
     return f"{cpu}, {os.cpu_count()} CPUs; {ccv} {opt}; librabbitmq {version} (Debian's shared library)"
 

@@ -53,7 +53,7 @@ import pamqp.frame
 import pamqp.header
 import pika.frame
 import pika.spec
-from readme_block import write_block
+from bench_common import cpu_model, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
@@ -488,14 +488,7 @@ def ops_per_second(fn: Callable[[], Any], repeat: int = 5) -> float:
 
 
 def machine_note() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model(platform.processor() or platform.machine())
     versions = ", ".join(f"{d} {metadata.version(d)}" for d in ("pika", "pamqp", "amqp"))
     return (f"{cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
             f"CPython {platform.python_version()}; {versions}")

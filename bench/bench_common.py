@@ -1,9 +1,20 @@
-"""Rewriting one marked results block of bench/README.md (shared by the bench scripts)."""
+"""What the bench scripts share: the machine's CPU name, and rewriting one marked block of bench/README.md."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+
+def cpu_model(default: str) -> str:
+    """The CPU's model name from /proc/cpuinfo (``default`` where there is none)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return default
 
 
 def write_block(readme: Path, tag: str, block: str) -> None:
