@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench_common import cpu_model
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
 CLIENT_JAR = Path("/usr/share/java/amqp-client.jar")
@@ -33,16 +35,6 @@ def run(cmd: list[str], **kw: object) -> str:
     if proc.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd[:3])} failed:\n{proc.stdout}{proc.stderr}")
     return str(proc.stdout)
-
-
-def cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:
@@ -78,7 +70,7 @@ def main() -> None:
     ]
     table += [f"| {name} | {ours:,.0f} | {theirs:,.0f} | {ours / theirs:.2f}x |" for name, ours, theirs in rows]
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    table += ["", f"Run {when} on {cpu()}, {os.cpu_count()} CPUs, Linux {platform.release()}, {jvm.strip()}; "
+    table += ["", f"Run {when} on {cpu_model(platform.processor() or 'unknown CPU')}, {os.cpu_count()} CPUs, Linux {platform.release()}, {jvm.strip()}; "
               f"median of {args.repeats} rounds of {args.round_ms} ms per case and side, after a 1.5 s warm-up "
               "of each, one JVM."]
     block = "\n".join(table)
