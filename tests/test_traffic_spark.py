@@ -268,6 +268,12 @@ def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -
     assert later.options()[-1] == f"-XX:SharedArchiveFile={later.final}" and not later.dumping
     assert later.final.read_bytes() == b"half" and not first.pending.exists()
     assert not first.pending.with_suffix(".pid").exists()
+    # a second first run's archive, once its JVM has gone too, is removed, not left on disk
+    second = tmp_path / "spark-k.2.jsa.pending"
+    second.write_bytes(b"other")
+    second.with_suffix(".pid").write_text(f"{dead.pid}\n")
+    ClassArchive(tmp_path, "k").options()
+    assert not second.exists() and not second.with_suffix(".pid").exists() and later.final.read_bytes() == b"half"
     # a pending file without its JVM's pid: kept while young, removed after an hour
     orphan = tmp_path / "spark-j.1.jsa.pending"
     orphan.write_bytes(b"x")

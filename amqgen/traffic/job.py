@@ -189,8 +189,7 @@ class ClassArchive:
         quiet = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]  # the dump's and a mismatch's warnings
         try:
             self.final.parent.mkdir(parents=True, exist_ok=True)
-            if not self.final.is_file():
-                self._adopt()
+            self._adopt()
         except OSError:
             return []  # no cache directory: run without an archive
         if self.final.is_file():
@@ -205,24 +204,25 @@ class ClassArchive:
             self.pending.with_suffix(".pid").write_text(f"{pid}\n")
 
     def _adopt(self) -> None:
+        """Take the first pending archive whose JVM has gone as the archive; remove the others
+        whose JVM has gone (two first runs at once each dump one)."""
+        import time
+
         for pending in sorted(self.final.parent.glob(self.final.stem + ".*.jsa.pending")):
             marker = pending.with_suffix(".pid")
             try:
                 pid = int(marker.read_text())
             except (OSError, ValueError):  # its JVM is starting, or its run failed before it was noted
-                import time
-
                 if time.time() - pending.stat().st_mtime > 3600:
                     pending.unlink(missing_ok=True)
                 continue
             if _alive(pid):
                 continue
-            if pending.stat().st_size > 0:
+            if not self.final.is_file() and pending.stat().st_size > 0:
                 os.replace(pending, self.final)
             else:
-                pending.unlink()
+                pending.unlink(missing_ok=True)
             marker.unlink(missing_ok=True)
-            return
 
 
 def _alive(pid: int) -> bool:
