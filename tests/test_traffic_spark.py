@@ -235,3 +235,55 @@ def test_report_in_chromium(local_out: Path, tmp_path: Path, browser: Any) -> No
     bad.mkdir()
     result = CliRunner().invoke(main, ["traffic", "report", str(bad), "--out", str(tmp_path / "x.html")])
     assert result.exit_code == 2 and "not an amqgen traffic output" in result.output
+
+
+def test_driver_jvm_gets_the_class_archive_options(spark: Any) -> None:
+    from amqgen.traffic.job import ClassArchive
+
+    args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    archive = ClassArchive.for_this_install()
+    assert "-XX:TieredStopAtLevel=1" in args
+    assert f"-XX:SharedArchiveFile={archive.final}" in args or any(
+        a.startswith("-XX:ArchiveClassesAtExit=") and a.endswith(".jsa.pending") for a in args), args
+
+
+def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from amqgen.traffic.job import ClassArchive
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    first = ClassArchive(tmp_path, "k")
+    assert first.options()[-1] == f"-XX:ArchiveClassesAtExit={first.pending}" and first.dumping
+    # a run whose JVM is still writing (this process is alive): not adopted
+    first.pending.write_bytes(b"half")
+    first.pending.with_suffix(".pid").write_text(f"{os.getpid()}\n")
+    assert ClassArchive(tmp_path, "k").options()[-1].startswith("-XX:ArchiveClassesAtExit=")
+    assert not first.final.exists()
+    # its JVM has exited: the next run takes the archive whole and maps it
+    first.pending.with_suffix(".pid").write_text(f"{dead.pid}\n")
+    later = ClassArchive(tmp_path, "k")
+    assert later.options()[-1] == f"-XX:SharedArchiveFile={later.final}" and not later.dumping
+    assert later.final.read_bytes() == b"half" and not first.pending.exists()
+    assert not first.pending.with_suffix(".pid").exists()
+    # a second first run's archive, once its JVM has gone too, is removed, not left on disk
+    second = tmp_path / "spark-k.2.jsa.pending"
+    second.write_bytes(b"other")
+    second.with_suffix(".pid").write_text(f"{dead.pid}\n")
+    ClassArchive(tmp_path, "k").options()
+    assert not second.exists() and not second.with_suffix(".pid").exists() and later.final.read_bytes() == b"half"
+    # a pending file without its JVM's pid: kept while young, removed after an hour
+    orphan = tmp_path / "spark-j.1.jsa.pending"
+    orphan.write_bytes(b"x")
+    ClassArchive(tmp_path, "j").options()
+    assert orphan.exists()
+    old = time.time() - 7200
+    os.utime(orphan, (old, old))
+    ClassArchive(tmp_path, "j").options()
+    assert not orphan.exists()
+    # no usable cache directory: no archive options at all
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert ClassArchive(blocked / "sub", "k").options() == []
