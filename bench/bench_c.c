@@ -84,11 +84,11 @@ static uint8_t out_buf[1 << 16];
 static uint8_t reader_storage[FRAME_MAX];
 static volatile size_t sink;
 
-/* one call per table entry (key and value) */
+/* one call per table entry (key and value); literal lengths by sizeof, as for the struct fields */
+#define ADD_STR(w, k, v) F(_table_add_str)(w, SL(k), (const uint8_t *)(v), sizeof(v) - 1)
 static void add_str(F(_table_writer_t) * w, const char *k, const char *s) {
   F(_table_add_str)(w, k, strlen(k), (const uint8_t *)s, strlen(s));
 }
-static void add_bool(F(_table_writer_t) * w, const char *k, bool b) { F(_table_add_bool)(w, k, strlen(k), b); }
 static void add_int(F(_table_writer_t) * w, const char *k, int32_t i) { F(_table_add_i32)(w, k, strlen(k), i); }
 
 /* case 1: the application fills its structs and builds the headers table each time */
@@ -105,9 +105,9 @@ size_t F(_op_encode_publish)(uint8_t *out, size_t cap) {
   m.u.basic_publish.routing_key.bytes = (const uint8_t *)ROUTING_KEY;
   m.u.basic_publish.routing_key.len = sizeof ROUTING_KEY - 1;
   F(_table_writer_init)(&w, headers, sizeof headers);
-  add_str(&w, "source", H_SOURCE);
-  add_str(&w, "trace-id", H_TRACE);
-  add_bool(&w, "urgent", true);
+  ADD_STR(&w, "source", H_SOURCE);
+  ADD_STR(&w, "trace-id", H_TRACE);
+  F(_table_add_bool)(&w, SL("urgent"), true);
   memset(&h, 0, sizeof h);
   h.class_id = K(_CLASS_BASIC);
   if (F(_table_writer_finish)(&w, &h.u.basic.headers) != K(_OK)) return 0;
