@@ -84,26 +84,12 @@ static uint8_t out_buf[1 << 16];
 static uint8_t reader_storage[FRAME_MAX];
 static volatile size_t sink;
 
-static void put_key(F(_table_writer_t) * w, const char *k) { F(_table_put_key)(w, k, strlen(k)); }
-static void put_str(F(_table_writer_t) * w, const char *s) {
-  F(_field_value_t) v;
-  v.type = 'S';
-  v.v.bytes.bytes = (const uint8_t *)s;
-  v.v.bytes.len = strlen(s);
-  F(_table_put)(w, &v);
+/* one call per table entry (key and value); literal lengths by sizeof, as for the struct fields */
+#define ADD_STR(w, k, v) F(_table_add_str)(w, SL(k), (const uint8_t *)(v), sizeof(v) - 1)
+static void add_str(F(_table_writer_t) * w, const char *k, const char *s) {
+  F(_table_add_str)(w, k, strlen(k), (const uint8_t *)s, strlen(s));
 }
-static void put_bool(F(_table_writer_t) * w, bool b) {
-  F(_field_value_t) v;
-  v.type = 't';
-  v.v.boolean = b;
-  F(_table_put)(w, &v);
-}
-static void put_int(F(_table_writer_t) * w, int32_t i) {
-  F(_field_value_t) v;
-  v.type = 'I';
-  v.v.i = i;
-  F(_table_put)(w, &v);
-}
+static void add_int(F(_table_writer_t) * w, const char *k, int32_t i) { F(_table_add_i32)(w, k, strlen(k), i); }
 
 /* case 1: the application fills its structs and builds the headers table each time */
 size_t F(_op_encode_publish)(uint8_t *out, size_t cap) {
@@ -119,12 +105,9 @@ size_t F(_op_encode_publish)(uint8_t *out, size_t cap) {
   m.u.basic_publish.routing_key.bytes = (const uint8_t *)ROUTING_KEY;
   m.u.basic_publish.routing_key.len = sizeof ROUTING_KEY - 1;
   F(_table_writer_init)(&w, headers, sizeof headers);
-  put_key(&w, "source");
-  put_str(&w, H_SOURCE);
-  put_key(&w, "trace-id");
-  put_str(&w, H_TRACE);
-  put_key(&w, "urgent");
-  put_bool(&w, true);
+  ADD_STR(&w, "source", H_SOURCE);
+  ADD_STR(&w, "trace-id", H_TRACE);
+  F(_table_add_bool)(&w, SL("urgent"), true);
   memset(&h, 0, sizeof h);
   h.class_id = K(_CLASS_BASIC);
   if (F(_table_writer_finish)(&w, &h.u.basic.headers) != K(_OK)) return 0;
@@ -197,9 +180,8 @@ size_t F(_op_declare)(uint8_t *out, size_t cap) {
   m.u.queue_declare.durable = true;
   F(_table_writer_init)(&w, args, sizeof args);
   for (i = 0; i < N_QARGS; i++) {
-    put_key(&w, QARG_KEYS[i]);
-    if (QARG_S[i]) put_str(&w, QARG_S[i]);
-    else put_int(&w, QARG_I[i]);
+    if (QARG_S[i]) add_str(&w, QARG_KEYS[i], QARG_S[i]);
+    else add_int(&w, QARG_KEYS[i], QARG_I[i]);
   }
   if (F(_table_writer_finish)(&w, &m.u.queue_declare.arguments) != K(_OK)) return 0;
   if (F(_method_frame_encode)(1, &m, out, cap, &len) != K(_OK)) return 0;

@@ -530,6 +530,44 @@ int main(void) {
   amqpc_array_writer_init(&w, buf, sizeof buf);
   for (int i = 1; i < 101; i++) amqpc_table_begin_array(&w);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  /* one-call entries: the octets written out here by hand, in a nested table too; misuse and no room are
+     the errors put_key + put report; nothing is written past cap (tb: clear of what the checks below use) */
+  uint8_t *tb = buf + 8192;
+  static const uint8_t three[] = {2, 'a', 'b', 'S', 0, 0, 0, 3, 'x', 'y', 'z', 1, 't', 't', 1,
+                                  1, 'i', 'I', 0xff, 0xff, 0xff, 0xfe};
+  for (size_t cap = 0; cap <= sizeof three; cap++) {
+    memset(tb, 0xAA, 64);
+    amqpc_table_writer_init(&w, tb, cap);
+    amqpc_table_add_str(&w, "ab", 2, (const uint8_t *)"xyz", 3);
+    amqpc_table_add_bool(&w, "t", 1, true);
+    amqpc_table_add_i32(&w, "i", 1, -2);
+    int st = amqpc_table_writer_finish(&w, &t);
+    CHECK(st == (cap == sizeof three ? AMQPC_OK : AMQPC_ERR_NO_SPACE));
+    CHECK(tb[cap] == 0xAA);
+  }
+  CHECK(t.len == sizeof three && memcmp(t.bytes, three, sizeof three) == 0);
+  static const uint8_t nested[] = {1, 'n', 'F', 0, 0, 0, 10, 1, 'b', 't', 0, 0, 'S', 0, 0, 0, 0, 1, 'e', 'S', 0, 0, 0, 0};
+  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, "n", 1); amqpc_table_begin_table(&w);
+  amqpc_table_add_bool(&w, "b", 1, false); amqpc_table_add_str(&w, NULL, 0, NULL, 0); amqpc_table_end_table(&w);
+  amqpc_table_add_str(&w, "e", 1, NULL, 0);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == sizeof nested && memcmp(t.bytes, nested, t.len) == 0);
+  amqpc_array_writer_init(&w, tb, 100); amqpc_table_add_bool(&w, "k", 1, true);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_add_i32(&w, "j", 1, 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (const char *)buf + 4096, 256, 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (const char *)buf + 4096, 255, 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == 1 + 255 + 5);
+  /* errors are sticky: the first is kept and nothing more is written */
+  amqpc_table_writer_init(&w, tb, 8); amqpc_table_add_str(&w, "k", 1, buf + 4096, 100); amqpc_table_add_bool(&w, "b", 1, true);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_NO_SPACE && w.pos == 0);
+#if SIZE_MAX > 0xFFFFFFFFu
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, "k", 1, buf, (size_t)0x100000000u);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
+#endif
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, "k", 1, buf, SIZE_MAX);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
   /* properties decoded into a reused struct (all present before, then garbage): every member of an absent
      property is zero afterwards, so none points into an earlier, possibly freed, input */
   amqpc_content_header_t d;

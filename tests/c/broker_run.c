@@ -153,6 +153,12 @@ static void put_t(ag_table_writer_t *w, bool b) {
   v.v.boolean = b;
   ag_table_put(w, &v);
 }
+/* one-call entries (key and value) */
+static void add_i(ag_table_writer_t *w, const char *k, int32_t i) { ag_table_add_i32(w, k, strlen(k), i); }
+static void add_s(ag_table_writer_t *w, const char *k, const char *s) {
+  ag_table_add_str(w, k, strlen(k), (const uint8_t *)s, strlen(s));
+}
+static void add_t(ag_table_writer_t *w, const char *k, bool b) { ag_table_add_bool(w, k, strlen(k), b); }
 static ag_table_t finish(ag_table_writer_t *w) {
   ag_table_t t;
   int st = ag_table_writer_finish(w, &t);
@@ -260,25 +266,25 @@ static ag_basic_properties_t props(int i, scratch_t *s) {
   snprintf(s->msg_id, sizeof s->msg_id, "msg-%04d", i);
   snprintf(s->text, sizeof s->text, "message %d \xe2\x9c\x93 \xe6\x9d\xb1\xe4\xba\xac", i);
   ag_table_writer_init(&w, s->headers, sizeof s->headers);
-  key(&w, "index"); put_i(&w, 'I', i);
+  add_i(&w, "index", i);
   key(&w, "neg"); put_i(&w, 'l', -(int64_t)i - 1);
   key(&w, "big"); put_i(&w, 'l', ((int64_t)1 << 40) + i);
   key(&w, "short"); put_i(&w, 's', -(int64_t)(i % 30000));
   key(&w, "byte"); put_i(&w, 'b', -(int64_t)(i % 128));
   key(&w, "ubyte"); put_u(&w, 'B', (uint64_t)(i % 256));
-  key(&w, "text"); put_s(&w, 'S', s->text, strlen(s->text));
-  key(&w, "flag"); put_t(&w, i % 2 == 0);
+  add_s(&w, "text", s->text);
+  add_t(&w, "flag", i % 2 == 0);
   key(&w, "nested");
   ag_table_begin_table(&w);
   key(&w, "level");
   ag_table_begin_table(&w);
-  key(&w, "i"); put_i(&w, 'I', i);
+  add_i(&w, "i", i);
   key(&w, "arr");
   ag_table_begin_array(&w);
   put_i(&w, 'I', i);
   put_s(&w, 'S', "x", 1);
   ag_table_begin_table(&w);
-  key(&w, "deep"); put_t(&w, true);
+  add_t(&w, "deep", true);
   ag_table_end_table(&w);
   ag_table_begin_array(&w);
   ag_table_end_array(&w);
