@@ -247,6 +247,15 @@ def test_driver_jvm_gets_the_class_archive_options(spark: Any) -> None:
         a.startswith("-XX:ArchiveClassesAtExit=") and a.endswith(".jsa.pending") for a in args), args
 
 
+def test_class_archive_notes_no_writer_for_a_jvm_started_without_its_option(spark: Any, tmp_path: Path) -> None:
+    from amqgen.traffic.job import ClassArchive
+
+    archive = ClassArchive(tmp_path, "k")
+    assert archive.options()[-1].startswith("-XX:ArchiveClassesAtExit=")
+    archive.started(spark)  # the module's JVM was not started with this pending path
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -> None:
     import os
     import time

@@ -20,7 +20,7 @@ import os
 import sys
 import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -199,9 +199,13 @@ class ClassArchive:
 
     def started(self, spark: SparkSession) -> None:
         """Note which JVM writes the pending archive, so that a later run knows when it is whole."""
-        if self.dumping:
-            pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()  # type: ignore[union-attr]
-            self.pending.with_suffix(".pid").write_text(f"{pid}\n")
+        if not self.dumping:
+            return
+        jvm: Any = spark.sparkContext._jvm
+        args = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+        # getOrCreate may have returned a JVM started earlier, without this run's options
+        if f"-XX:ArchiveClassesAtExit={self.pending}" in args:
+            self.pending.with_suffix(".pid").write_text(f"{jvm.java.lang.ProcessHandle.current().pid()}\n")
 
     def _adopt(self) -> None:
         """Take the first pending archive whose JVM has gone as the archive; remove the others
