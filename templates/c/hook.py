@@ -32,7 +32,8 @@ FIXED_FUNCTIONS = ("bytes", "table", "array", "decimal", "field_value", "table_i
 #: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
 FIXED_CONSTANTS = ("H", "INTERNAL_H", "TESTS_H", "OK", "INCOMPLETE", "PORT", "FRAME_OVERHEAD", "MAX_TABLE_DEPTH",
                    "FRAME_PROTOCOL_HEADER", "SIGNED_CODES", "UNSIGNED_CODES", "NO_UTF8_CHECK", "SHORTSTR_OK",
-                   "TOO_LONG", "ALWAYS_INLINE", "NOINLINE", "SEPARATE_STORES", "POLICY_RABBITMQ", "POLICY_PORTABLE", "POLICY_SPEC",
+                   "TOO_LONG", "ALWAYS_INLINE", "NOINLINE", "SEPARATE_STORES",
+                   "POLICY_RABBITMQ", "POLICY_PORTABLE", "POLICY_SPEC",
                    *(f"ERR_{k}" for k in ("TRUNCATED", "TRAILING_DATA", "FRAME_END", "FRAME_SIZE", "FRAME_TYPE",
                                           "UNKNOWN_CLASS", "UNKNOWN_METHOD", "INVALID_UTF8", "PROPERTY_FLAGS",
                                           "TABLE", "TABLE_DEPTH", "NO_SPACE", "VALUE")))
