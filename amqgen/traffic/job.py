@@ -163,7 +163,7 @@ class ClassArchive:
 
     With it the driver JVM loads Spark's classes mapped from the archive instead of parsing them
     from the jars: a trivial local job took 9.0-9.3 s of CPU against 13.9-16.0 s without (about
-    160 MB on disk). The first run has no archive; its JVM dumps one when it exits, after amqgen
+    180 MB on disk). The first run has no archive; its JVM dumps one when it exits, after amqgen
     has finished, into a file of its own, and a later run adopts that file once the JVM that wrote it
     has gone, so no run ever maps a half-written archive. The JVM checks the archive against its own
     build and class path and ignores one that does not match (``-Xshare:auto``, the default)."""
