@@ -18,7 +18,7 @@ from . import __version__
 from . import refcodec as ref
 from .errors import AmqgenError, UsageError
 from .model import Class, Field, Method, Spec
-from .render import notice
+from .notice import notice
 
 FORMAT = "amqgen-vectors"
 VERSION = 1

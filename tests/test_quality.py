@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,3 +22,39 @@ def test_mypy_strict() -> None:
 def test_ruff() -> None:
     proc = run("ruff", "check", "amqgen")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def lint_imports(package_parent: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's contracts (pyproject.toml [tool.importlinter]) on the amqgen found under package_parent."""
+    exe = Path(sys.executable).with_name("lint-imports")
+    assert exe.exists(), f"import-linter is not installed beside {sys.executable} (test extra)"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(package_parent)}
+    return subprocess.run(
+        [str(exe), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        capture_output=True, text=True, cwd=package_parent, env=env,
+    )
+
+
+def test_layers_kept() -> None:
+    proc = lint_imports(ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout, proc.stdout
+
+
+def test_layers_catch_an_upward_import(tmp_path: Path) -> None:
+    """The contract can fail: vectors importing from render again (the cycle it once had) breaks it, and so
+    does the model reaching up to the CLI."""
+    shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
+    vectors = tmp_path / "amqgen" / "vectors.py"
+    vectors.write_text(vectors.read_text() + "\nfrom .render import discover  # planted\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0, proc.stdout
+    assert "amqgen.vectors is not allowed to import amqgen.render" in proc.stdout, proc.stdout
+    assert "amqgen.render -> amqgen.vectors" in proc.stdout or "amqgen.vectors -> amqgen.render" in proc.stdout
+
+    shutil.rmtree(tmp_path / "amqgen")
+    shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
+    model = tmp_path / "amqgen" / "model.py"
+    model.write_text(model.read_text() + "\nfrom . import cli  # planted\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0 and "amqgen.model is not allowed to import amqgen.cli" in proc.stdout, proc.stdout
