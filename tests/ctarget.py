@@ -8,7 +8,6 @@ packages listed in deps/debian.txt; a missing one fails the test with the packag
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,10 @@ from pathlib import Path
 from javatarget import Case, cases
 from pytarget import ROOT
 
+sys.path.insert(0, str(ROOT / "tests" / "c"))
+import cbuild  # tests/c is not a package: on the path above
+from cbuild import tool
+
 DIALECTS = ("rabbitmq", "qpid")
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Wshadow", "-Werror"]
 #: -O0: the corpus runner is large straight-line code, and -O1 makes its sanitized build six times slower
@@ -25,41 +28,21 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "
 PREFIX = "amqpc"
 #: the builds of every rendering: gcc with STRICT, and clang with STRICT plus SANITIZE
 KINDS = ("gcc", "asan")
-#: Debian package of each tool the C tests run
-PACKAGES = {"gcc": "gcc", "clang": "clang", "clang-format": "clang-format", "cmake": "cmake",
-            "pkg-config": "pkg-config", "make": "make"}
-
-
-def tool(name: str) -> str:
-    exe = shutil.which(name)
-    if exe is None:
-        raise AssertionError(f"{name} is not installed (Debian package {PACKAGES.get(name, name)}; "
-                             "scripts/test-env installs it)")
-    return exe
 
 
 def render(case: Case, out: Path, *options: str) -> subprocess.CompletedProcess[str]:
-    """The real CLI: ``python -m amqgen render --lang c`` with ``--option`` for each of ``options``."""
-    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--out", str(out)]
-    if case.spec_arg is not None:
-        cmd += ["--spec", case.spec_arg]
-    for o in options:
-        cmd += ["--option", o]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    """The real CLI, ``python -m amqgen render --lang c``, for ``case``'s spec with the pack's own prefix."""
+    return cbuild.render_cli(out, spec=case.spec_arg, prefix=None, options=options)
 
 
 def sources(tree: Path, *, tests: bool = True) -> list[str]:
-    out = sorted(str(p) for p in (tree / "src").glob("*.c"))
-    if tests:
-        out += sorted(str(p) for p in (tree / "tests").glob("*.c"))
-    return out
+    """The rendered conformance runner's sources (the library's own come with every build)."""
+    return sorted(str(p) for p in (tree / "tests").glob("*.c")) if tests else []
 
 
 def compile_c(cc: str, tree: Path, exe: Path, flags: list[str], *, tests: bool = True,
               extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    cmd = [tool(cc), *flags, "-I", str(tree / "include"), "-I", str(tree / "src"), "-I", str(tree / "tests"),
-           *sources(tree, tests=tests), *extra, "-o", str(exe)]
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return cbuild.compile_cli(cc, tree, [*sources(tree, tests=tests), *extra], exe, flags, include=(tree / "tests",))
 
 
 @dataclass

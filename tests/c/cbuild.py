@@ -1,6 +1,5 @@
-"""Render the C target and compile the hand-written C programs of tests/c/ against it (shared by
-tests/test_c_interop.py, tests/test_c_broker.py, tests/test_c_fuzz_regressions.py, bench/bench_c.py
-and scripts/fuzz-c).
+"""Render the C target and compile programs against it: the one helper every C test, bench/bench_c.py and
+scripts/fuzz-c build with (tests/ctarget.py builds the corpus runners on it).
 
 A missing tool or library is a failure naming its Debian package, never a skip.
 """
@@ -28,32 +27,49 @@ class BuildError(AssertionError):
     pass
 
 
-def tool(name: str, package: str) -> str:
+#: Debian package of each tool the C tests run
+PACKAGES = {"gcc": "gcc", "clang": "clang", "clang-format": "clang-format", "cmake": "cmake",
+            "pkg-config": "pkg-config", "make": "make", "valgrind": "valgrind"}
+
+
+def tool(name: str, package: str | None = None) -> str:
+    """The path of ``name``, or a failure naming the Debian package that brings it."""
     exe = shutil.which(name)
     if exe is None:
-        raise BuildError(f"{name} is not installed (Debian package {package}; scripts/test-env installs it)")
+        pkg = package or PACKAGES.get(name, name)
+        raise BuildError(f"{name} is not installed (Debian package {pkg}; scripts/test-env installs it)")
     return exe
 
 
 def librabbitmq() -> list[str]:
     """Compiler and linker flags of librabbitmq 0.11 (pkg-config), or a failure naming the package."""
-    pkg = tool("pkg-config", "pkg-config")
+    pkg = tool("pkg-config")
     proc = subprocess.run([pkg, "--cflags", "--libs", "librabbitmq"], capture_output=True, text=True, check=False)
     if proc.returncode != 0 or not Path("/usr/include/amqp_framing.h").is_file():
         raise BuildError("librabbitmq is not installed (Debian package librabbitmq-dev; scripts/test-env installs it)")
     return proc.stdout.split()
 
 
-def render(out: Path, *, prefix: str = PREFIX, spec: Path = SPEC_091_EXT, options: tuple[str, ...] = (),
-           overlays: tuple[Path, ...] = ()) -> Path:
-    """`amqgen render --lang c` into ``out``; returns ``out``."""
-    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out", str(out),
-           "--option", f"prefix={prefix}"]
+def render_cli(out: Path, *, spec: Path | str | None = SPEC_091_EXT, prefix: str | None = PREFIX,
+               options: tuple[str, ...] = (), overlays: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The real CLI, ``python -m amqgen render --lang c``; ``spec`` None is the bundled default and ``prefix``
+    None the pack's own."""
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "c", "--out", str(out)]
+    if spec is not None:
+        cmd += ["--spec", str(spec)]
+    if prefix is not None:
+        cmd += ["--option", f"prefix={prefix}"]
     for overlay in overlays:
         cmd += ["--overlay", str(overlay)]
     for opt in options:
         cmd += ["--option", opt]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+
+
+def render(out: Path, *, prefix: str = PREFIX, spec: Path = SPEC_091_EXT, options: tuple[str, ...] = (),
+           overlays: tuple[Path, ...] = ()) -> Path:
+    """`amqgen render --lang c` into ``out``, or a failure with render's message; returns ``out``."""
+    proc = render_cli(out, spec=spec, prefix=prefix, options=options, overlays=overlays)
     if proc.returncode != 0:
         raise BuildError(f"amqgen render --lang c failed: {proc.stderr.strip()}")
     return out
@@ -63,17 +79,22 @@ def library_sources(tree: Path) -> list[str]:
     return sorted(str(p) for p in (tree / "src").glob("*.c"))
 
 
-def compile_program(tree: Path, sources: list[Path | str], exe: Path, *, cc: str = "clang",
-                    flags: tuple[str, ...] = (), libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> Path:
-    """One compiler run: the generated library's sources + ``sources`` -> ``exe``."""
-    compiler = tool(cc, "clang-14" if cc == "clang" else "gcc")
-    cmd = [compiler, *flags, "-I", str(tree / "include"), "-I", str(tree / "src")]
+def compile_cli(cc: str, tree: Path, sources: list[Path | str], exe: Path, flags: tuple[str, ...] | list[str] = (),
+                *, libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """One compiler run: the generated library's sources + ``sources`` -> ``exe``; the result as it is."""
+    cmd = [tool(cc), *flags, "-I", str(tree / "include"), "-I", str(tree / "src")]
     for inc in include:
         cmd += ["-I", str(inc)]
     cmd += [*library_sources(tree), *map(str, sources), "-o", str(exe), *libs]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+
+def compile_program(tree: Path, sources: list[Path | str], exe: Path, *, cc: str = "clang",
+                    flags: tuple[str, ...] = (), libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> Path:
+    """As compile_cli, but a failed build fails with the command and the compiler's output."""
+    proc = compile_cli(cc, tree, sources, exe, flags, libs=libs, include=include)
     if proc.returncode != 0:
-        raise BuildError(f"compiling {exe.name} failed:\n{' '.join(cmd)}\n{proc.stdout}{proc.stderr}"[-8000:])
+        raise BuildError(f"compiling {exe.name} failed:\n{' '.join(proc.args)}\n{proc.stdout}{proc.stderr}"[-8000:])
     return exe
 
 
@@ -103,7 +124,7 @@ def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str =
     """The corpus's seeds for ``target`` into ``corpus`` (created); returns how many."""
     exe = work / f"{prefix}_seeds"
     if not exe.exists():
-        cc = tool("clang", "clang-14")
+        cc = tool("clang")
         proc = subprocess.run([cc, "-std=c99", "-O1", str(tree / "fuzz" / f"{prefix}_seeds.c"), "-o", str(exe)],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
