@@ -30,6 +30,7 @@ from .errors import Location, RenderError
 from .model import Class, Method, Spec
 from .naming import Naming
 from .notice import GENERATED_MARK, notice
+from .plan import codec_plan
 from .specs import data_dir
 
 FANOUTS = ("spec", "class", "content-class", "method")
@@ -292,6 +293,7 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
         "notice": notice(spec),
         "amqgen_version": __version__,
         "wire": wire,  # shared wire facts: type codes per dialect, frame defaults, limits
+        "codec": codec_plan(spec),  # the codec plan: runs, offsets, masks, flag words (amqgen.plan)
         "vectors": vectors,
         "vectors_json": vectors_json,
     }

@@ -23,8 +23,12 @@ FRAME_DEFAULTS: dict[str, int] = {
     "frame-min-size": 4096,
 }
 
-#: Octets of a frame outside its payload: type (1), channel (2), size (4), frame-end (1).
-FRAME_OVERHEAD = 8
+#: The frame header, field by field with its octets: type, channel, payload size.
+FRAME_HEADER: tuple[tuple[str, int], ...] = (("type", 1), ("channel", 2), ("size", 4))
+#: Octets of a frame outside its payload: the header (7) and the frame-end octet (1).
+FRAME_OVERHEAD = sum(n for _, n in FRAME_HEADER) + 1
+#: What a method frame's payload starts with, before the method's arguments.
+METHOD_ID: tuple[tuple[str, int], ...] = (("class-id", 2), ("method-id", 2))
 #: Octets of a content header payload before its property flags: class id, weight, body size.
 HEADER_PREFIX = 12
 #: Deepest nesting of field tables and arrays a decoder accepts (the outermost counts as 1).

@@ -6,12 +6,12 @@ this file only maps them to C.
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from amqgen.errors import RenderError
+from amqgen.plan import codec_plan
 from amqgen.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
-from amqgen.policy import checks as policy_checks
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
 
 #: wire type -> C type of a struct member
@@ -19,8 +19,8 @@ C_TYPE = {
     "bit": "bool", "octet": "uint8_t", "short": "uint16_t", "long": "uint32_t", "longlong": "uint64_t",
     "timestamp": "uint64_t", "shortstr": "{p}_bytes_t", "longstr": "{p}_bytes_t", "table": "{p}_table_t",
 }
-#: fixed-size wire types: octets and the internal get/put helper suffix
-FIXED = {"octet": (1, "8"), "short": (2, "16"), "long": (4, "32"), "longlong": (8, "64"), "timestamp": (8, "64")}
+#: fixed-size wire types: the suffix of their internal get/put helpers
+FIXED = {"octet": "8", "short": "16", "long": "32", "longlong": "64", "timestamp": "64"}
 #: the largest value of each integer wire type, as a C literal (round-trip tests)
 INT_MAX = {"octet": "255u", "short": "65535u", "long": "4294967295u", "longlong": "UINT64_MAX",
            "timestamp": "UINT64_MAX"}
@@ -67,27 +67,6 @@ class CField:
     label: str
     index: int = 0  # properties: position in the class (bit of the presence mask)
     flag: str = ""  # properties: the presence constant
-    flag_word: int = 0
-    flag_mask: int = 0  # properties: the bit in its flag word
-    bit_mask: int = 0  # method bits: the bit in their octet
-
-
-@dataclass
-class Step:
-    """One slot of a fixed run: a value at an offset, or an octet of bits."""
-
-    kind: str  # "value" or "bits"
-    offset: int
-    fields: list[CField]
-
-
-@dataclass
-class Group:
-    """A run of fixed-size slots handled after one bounds check, then at most one variable-size field."""
-
-    size: int = 0
-    steps: list[Step] = field(default_factory=list)
-    var: CField | None = None
 
 
 @dataclass
@@ -97,9 +76,9 @@ class CMethod:
     fn: str  # function name stem: P_basic_publish
     const: str  # PU_BASIC_PUBLISH
     member: str  # basic_publish, in P_method_t's union
-    key: int
+    plan: Any  # amqgen.plan.MethodPlan: runs, dispatch key
     fields: list[CField]
-    groups: list[Group]
+    f: dict[str, CField]  # by canonical name, for the plan's fields
     checks: list[dict[str, Any]]
 
 
@@ -111,8 +90,7 @@ class CProperties:
     member: str
     const: str  # PU_CLASS_BASIC
     fields: list[CField]
-    words: int
-    known: list[int]  # per flag word: bits of the properties this class has (continuation bit excluded)
+    plan: Any  # amqgen.plan.PropertiesPlan: flag words
 
 
 class Planner:
@@ -126,40 +104,19 @@ class Planner:
         for i, f in enumerate(model_fields):
             out.append(CField(name=f.name, path=f.path, ident=self.naming.member(f.name), wire=f.type,
                               ctype=C_TYPE[f.type].format(p=self.p), reserved=f.reserved, label=f.label or "",
-                              index=i, flag_word=f.flag_word or 0, flag_mask=f.flag_mask or 0,
-                              bit_mask=(1 << f.bit) if f.bit is not None else 0))
+                              index=i))
         return out
 
-    def groups(self, m: Any, fields: list[CField]) -> list[Group]:
-        by_name = {f.name: f for f in fields}
-        groups: list[Group] = []
-        cur = Group()
-        for slot in m.slots:
-            if slot.kind == "bits":
-                cur.steps.append(Step("bits", cur.size, [by_name[n] for n in slot.fields]))
-                cur.size += 1
-                continue
-            f = by_name[slot.fields[0]]
-            if f.wire in FIXED:
-                cur.steps.append(Step("value", cur.size, [f]))
-                cur.size += FIXED[f.wire][0]
-                continue
-            cur.var = f
-            groups.append(cur)
-            cur = Group()
-        if cur.size or not groups:
-            groups.append(cur)
-        return groups
-
-    def method(self, m: Any) -> CMethod:
+    def method(self, mp: Any) -> CMethod:
+        m = mp.method
         fields = self.fields(m.fields)
         return CMethod(model=m, struct=self.naming.type(m.class_name, m.name),
                        fn=self.naming.function(m.class_name, m.name),
                        const=self.naming.constant(m.class_name, m.name), member=self.naming.snake(m.class_name, m.name),
-                       key=(m.class_index << 16) | m.index, fields=fields, groups=self.groups(m, fields),
-                       checks=self.checks(m, fields))
+                       plan=mp, fields=fields, f={f.name: f for f in fields}, checks=self.checks(mp, fields))
 
-    def properties(self, c: Any) -> CProperties:
+    def properties(self, pp: Any) -> CProperties:
+        c = pp.cls
         fields = self.fields(c.properties)
         if len(fields) > 64:
             raise RenderError(f"class {c.name} has {len(fields)} properties; the C target's presence mask holds 64",
@@ -167,8 +124,7 @@ class Planner:
         for f in fields:
             f.flag = self.naming.constant(c.name, f.name, "flag")
         return CProperties(c, self.naming.type(c.name, "properties"), self.naming.function(c.name, "properties"),
-                           self.naming.snake(c.name), self.naming.constant("class", c.name), fields,
-                           c.property_flag_words, list(c.property_flag_masks))
+                           self.naming.snake(c.name), self.naming.constant("class", c.name), fields, pp)
 
     def matcher(self, pattern: str, where: Any) -> dict[str, Any]:
         """A spec regexp as a C matcher: "^[set]*$" / "^[set]+$" become a 256-entry byte set (which
@@ -188,10 +144,10 @@ class Planner:
         self.matchers.append({"name": name, "table": table, "pattern": pattern})
         return {"kind": "set", "name": name, "min": 1 if mt.group(2) == "+" else 0}
 
-    def checks(self, m: Any, fields: list[CField]) -> list[dict[str, Any]]:
+    def checks(self, mp: Any, fields: list[CField]) -> list[dict[str, Any]]:
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
-        for ch in policy_checks(m):
+        for ch in mp.checks:
             c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
             if ch.pattern is not None:
                 c["spec_matcher"] = self.matcher(ch.pattern, ch.field.loc)
@@ -220,6 +176,7 @@ def c_bytes(hexstr: str) -> str:
 
 
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
+    codec = codec_plan(spec)
     prefix = check_prefix(options.get("prefix", ""))
     dialect = options.get("dialect", "")
     if dialect not in TYPE_CODES:
@@ -228,8 +185,8 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         if options.get(opt, "0").lower() not in ("0", "1", "true", "false", "yes", "no", "on", "off", ""):
             raise RenderError(f"option {opt}={options[opt]!r} is not a boolean (1 or 0)")
     planner = Planner(naming, prefix)
-    methods = [planner.method(m) for m in spec.methods]
-    props = [planner.properties(c) for c in spec.content_classes]
+    methods = [planner.method(mp) for mp in codec.methods]
+    props = [planner.properties(pp) for pp in codec.properties]
     names = {c.name for c in spec.constants}
     constants = [{"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name}
                  for c in spec.constants]

@@ -1,0 +1,203 @@
+"""The codec plan: the wire arithmetic of every method and content class, computed once for every target.
+
+A pack reads ``codec`` from its render context and only spells it in its language. Per method the
+arguments are cut into runs: the fixed-size values and bit octets up to the next variable-size argument
+(a string or a table), with their offsets inside the run, then that argument, whose length prefix a
+decoder reads under the same bounds check as the run before it. So one check of ``Run.need`` octets
+covers a run and the prefix after it, and a method with no variable-size argument is one run.
+
+Per content class the plan gives its flag words: which bits name a property (``known``), which a
+decoder must refuse (``refuse``: bits no property has, and the continuation bit of the last word).
+
+The reference codec (:mod:`amqgen.refcodec`) does not read this module, so the conformance corpus stays
+an independent check of it (tests/test_plan.py measures every plan against the reference's encodings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from . import policy, wire
+from .model import PROPERTIES_PER_FLAG_WORD, WIRE_SIZES, Class, Field, Method, Spec
+
+#: octets of the length prefix of each variable-size wire type, and the longest value it can announce
+LENGTH_PREFIX: dict[str, int] = {"shortstr": 1, "longstr": 4, "table": 4}
+MAX_LENGTH: dict[str, int] = {"shortstr": 2**8 - 1, "longstr": 2**32 - 1, "table": 2**32 - 1}
+#: the continuation bit of a property flag word: another word follows
+FLAG_CONTINUATION = 0x0001
+FLAG_WORD_BITS = 0xFFFF
+
+
+@dataclass(frozen=True)
+class Value:
+    """A fixed-size argument at ``offset`` octets from the start of its run."""
+
+    field: Field
+    offset: int
+    size: int
+    kind: Literal["value"] = "value"
+
+
+@dataclass(frozen=True)
+class BitOctet:
+    """One octet of up to 8 bit arguments at ``offset`` in its run: (field, mask), bit 0 first."""
+
+    offset: int
+    bits: tuple[tuple[Field, int], ...]
+    kind: Literal["bits"] = "bits"
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return tuple(f for f, _ in self.bits)
+
+
+@dataclass(frozen=True)
+class Variable:
+    """The variable-size argument that closes a run: its length prefix's octets and longest length."""
+
+    field: Field
+    prefix: int
+    max_length: int
+
+
+@dataclass(frozen=True)
+class Run:
+    """Fixed-size items read or written after one bounds check, then at most one variable-size item."""
+
+    size: int  # octets of the fixed items
+    items: tuple[Value | BitOctet, ...]
+    var: Variable | None
+    need: int  # octets one decoder bounds check needs: the fixed items and the prefix of ``var``
+
+
+@dataclass(frozen=True)
+class MethodPlan:
+    method: Method
+    key: int  # the dispatch key: class id << 16 | method id, as the first 4 payload octets read
+    runs: tuple[Run, ...]
+    min_size: int  # octets of the arguments when every variable-size one is empty
+    checks: tuple[policy.Check, ...]  # amqgen.policy's checks of the arguments' asserts
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self.method.fields
+
+
+@dataclass(frozen=True)
+class FlagWord:
+    index: int
+    first: int  # the class's index of the property its bit 15 flags (15 per word)
+    known: int  # bits of the properties this word flags
+    unknown: int  # bits no property has (the continuation bit aside)
+    refuse: int  # bits a decoder must find clear: ``unknown``, and the continuation bit of the last word
+    last: bool
+
+
+@dataclass(frozen=True)
+class Property:
+    """A property: its flag (word and mask in it), and its size or the prefix of its length."""
+
+    field: Field
+    word: int
+    mask: int
+    size: int | None  # octets of a fixed-size property; 0 for a bit (its flag is its value); None: variable
+    prefix: int  # octets of the length prefix of a variable-size one, else 0
+    max_length: int  # its longest length (variable-size), else 0
+
+
+@dataclass(frozen=True)
+class PropertiesPlan:
+    cls: Class
+    words: tuple[FlagWord, ...]
+    properties: tuple[Property, ...]
+
+    @property
+    def fields(self) -> tuple[Field, ...]:
+        return self.cls.properties
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """Frame facts from :mod:`amqgen.wire`, for the packs that spell frames."""
+
+    overhead: int  # octets outside a payload: the header and the frame-end octet
+    header: tuple[tuple[str, int], ...]  # (name, octets) of the frame header, in order
+    method_id: tuple[tuple[str, int], ...]  # (name, octets) before a method's arguments
+    content_header_prefix: int  # octets of a content header before its flag words
+    end: int  # the frame-end octet
+
+
+@dataclass(frozen=True)
+class CodecPlan:
+    methods: tuple[MethodPlan, ...]
+    properties: tuple[PropertiesPlan, ...]
+    frame: FramePlan
+
+    def method(self, full_name: str) -> MethodPlan:
+        return next(mp for mp in self.methods if mp.method.full_name == full_name)
+
+    def content_class(self, name: str) -> PropertiesPlan:
+        return next(pp for pp in self.properties if pp.cls.name == name)
+
+
+def method_plan(m: Method) -> MethodPlan:
+    by_name = {f.name: f for f in m.fields}
+    runs: list[Run] = []
+    items: list[Value | BitOctet] = []
+    size = 0
+    for slot in m.slots:
+        if slot.kind == "bits":
+            items.append(BitOctet(size, tuple((by_name[n], 1 << i) for i, n in enumerate(slot.fields))))
+            size += 1
+            continue
+        f = by_name[slot.fields[0]]
+        if slot.size is not None:
+            items.append(Value(f, size, slot.size))
+            size += slot.size
+            continue
+        var = Variable(f, LENGTH_PREFIX[f.type], MAX_LENGTH[f.type])
+        runs.append(Run(size, tuple(items), var, size + var.prefix))
+        items, size = [], 0
+    if items or not runs:
+        runs.append(Run(size, tuple(items), None, size))
+    return MethodPlan(
+        method=m,
+        key=(m.class_index << 16) | m.index,
+        runs=tuple(runs),
+        min_size=sum(r.need for r in runs),
+        checks=policy.checks(m),
+    )
+
+
+def properties_plan(c: Class) -> PropertiesPlan:
+    n = c.property_flag_words
+    words = []
+    for w, known in enumerate(c.property_flag_masks):
+        unknown = FLAG_WORD_BITS & ~FLAG_CONTINUATION & ~known
+        last = w == n - 1
+        words.append(FlagWord(w, w * PROPERTIES_PER_FLAG_WORD, known, unknown,
+                              unknown | (FLAG_CONTINUATION if last else 0), last))
+    props = tuple(
+        Property(f, f.flag_word or 0, f.flag_mask or 0, 0 if f.type == "bit" else WIRE_SIZES[f.type],
+                 LENGTH_PREFIX.get(f.type, 0), MAX_LENGTH.get(f.type, 0))
+        for f in c.properties
+    )
+    return PropertiesPlan(c, tuple(words), props)
+
+
+@cache
+def codec_plan(spec: Spec) -> CodecPlan:
+    """The plan of every method and content class of ``spec`` (cached: the model is frozen)."""
+    return CodecPlan(
+        methods=tuple(method_plan(m) for m in spec.methods),
+        properties=tuple(properties_plan(c) for c in spec.content_classes),
+        frame=FramePlan(
+            overhead=wire.FRAME_OVERHEAD,
+            header=wire.FRAME_HEADER,
+            method_id=wire.METHOD_ID,
+            content_header_prefix=wire.HEADER_PREFIX,
+            end=wire.FRAME_DEFAULTS["frame-end"],
+        ),
+    )
