@@ -128,6 +128,14 @@ class FramePlan:
     content_header_prefix: int  # octets of a content header before its flag words
     end: int  # the frame-end octet
 
+    @property
+    def header_size(self) -> int:
+        return sum(n for _, n in self.header)
+
+    @property
+    def method_id_size(self) -> int:
+        return sum(n for _, n in self.method_id)
+
 
 @dataclass(frozen=True)
 class CodecPlan:

@@ -7,12 +7,12 @@ reply-code exception names and the test values. Shared facts come from the model
 """
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from amqgen.errors import RenderError
+from amqgen.plan import codec_plan
 from amqgen.policy import SYNTAX_ERROR_CODE, template_data
-from amqgen.policy import checks as policy_checks
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
@@ -27,16 +27,14 @@ JAVA_TYPE: dict[str, tuple[str, str, str]] = {
     "longstr": ("Bytes", "Bytes", "Bytes.EMPTY"),
     "table": ("Map<String, Object>", "Map<String, Object>", "Map.of()"),
 }
-#: fixed-size wire types: (octets, Wire reader, FrameWriter/Wire writer)
-FIXED: dict[str, tuple[int, str, str]] = {
-    "octet": (1, "u8", "put8"),
-    "short": (2, "u16", "put16"),
-    "long": (4, "u32", "put32"),
-    "longlong": (8, "i64", "put64"),
-    "timestamp": (8, "i64", "put64"),
+#: fixed-size wire types: (Wire reader, FrameWriter/Wire writer)
+FIXED: dict[str, tuple[str, str]] = {
+    "octet": ("u8", "put8"),
+    "short": ("u16", "put16"),
+    "long": ("u32", "put32"),
+    "longlong": ("i64", "put64"),
+    "timestamp": ("i64", "put64"),
 }
-#: octets of the length prefix of each variable-size wire type
-PREFIX = {"shortstr": 1, "longstr": 4, "table": 4}
 #: the largest value of each integer wire type, as a Java literal
 INT_MAX = {"octet": "255", "short": "65535", "long": "4294967295L", "longlong": "-1L", "timestamp": "-1L"}
 
@@ -97,19 +95,8 @@ class JField:
     default: str
     label: str
     reserved: bool
-    mask: int = 0  # bits: mask in their octet; properties: mask in their flag word
+    mask: int = 0  # properties: the bit in their flag word
     flag_word: int = 0
-
-
-@dataclass
-class Group:
-    """A run of fixed-size slots read or written after one bounds check, then at most one
-    variable-size field (its length prefix is covered by the same check when decoding)."""
-
-    size: int  # octets of the fixed run
-    values: list[tuple[JField, int]] = field(default_factory=list)  # (field, offset in the run)
-    bits: list[tuple[int, list[JField]]] = field(default_factory=list)  # (offset, fields bit 0 first)
-    var: JField | None = None
 
 
 @dataclass
@@ -118,10 +105,10 @@ class JMethod:
     cls: str
     kind: str  # the MethodKind constant
     fields: list[JField]
-    groups: list[Group]
+    f: dict[str, JField]  # by canonical name, for the plan's fields
+    plan: Any  # amqgen.plan.MethodPlan: runs, dispatch key
     responses: list[str]
     checks: list[dict[str, Any]]
-    key: int  # class id << 16 | method id
 
 
 @dataclass
@@ -129,8 +116,12 @@ class JProperties:
     model: Any
     cls: str
     fields: list[JField]
-    flag_words: int
-    known: list[int]  # per flag word: the bits of properties this class has
+    plan: Any  # amqgen.plan.PropertiesPlan: flag words, property sizes
+    p: dict[str, Any]  # the plan's properties by canonical name
+
+    @property
+    def flag_words(self) -> int:
+        return len(self.plan.words)
 
 
 def _cap(ident: str) -> str:
@@ -153,54 +144,34 @@ class Planner:
             out.append(JField(
                 name=f.name, path=f.path, ident=ident, cap=_cap(ident.rstrip("_")), wire=f.type, jtype=jtype,
                 boxed=boxed, default=default, label=f.label or "", reserved=f.reserved,
-                mask=(1 << f.bit) if f.bit is not None else (f.flag_mask or 0), flag_word=f.flag_word or 0,
+                mask=f.flag_mask or 0, flag_word=f.flag_word or 0,
             ))
         return out
 
-    def groups(self, m: Any, fields: list[JField]) -> list[Group]:
-        by_name = {f.name: f for f in fields}
-        groups: list[Group] = []
-        cur = Group(0)
-        for slot in m.slots:
-            if slot.kind == "bits":
-                cur.bits.append((cur.size, [by_name[n] for n in slot.fields]))
-                cur.size += 1
-                continue
-            f = by_name[slot.fields[0]]
-            if f.wire in FIXED:
-                cur.values.append((f, cur.size))
-                cur.size += FIXED[f.wire][0]
-                continue
-            cur.var = f
-            groups.append(cur)
-            cur = Group(0)
-        if cur.size or not groups:
-            groups.append(cur)
-        return groups
-
-    def method(self, m: Any) -> JMethod:
+    def method(self, mp: Any) -> JMethod:
+        m = mp.method
         fields = self.fields(m.fields, m.full_name)
         return JMethod(
             model=m,
             cls=self.naming.type(m.class_name, m.name),
             kind=self.naming.constant(m.class_name, m.name),
             fields=fields,
-            groups=self.groups(m, fields),
+            f={f.name: f for f in fields},
+            plan=mp,
             responses=[self.naming.type(*r.split(".", 1)) for r in m.responses],
-            checks=self.checks(m, fields),
-            key=(m.class_index << 16) | m.index,
+            checks=self.checks(mp, fields),
         )
 
-    def properties(self, c: Any) -> JProperties:
-        fields = self.fields(c.properties, c.name + " properties")
-        return JProperties(c, self.naming.type(c.name, "properties"), fields, c.property_flag_words,
-                           list(c.property_flag_masks))
+    def properties(self, pp: Any) -> JProperties:
+        c = pp.cls
+        return JProperties(c, self.naming.type(c.name, "properties"), self.fields(c.properties, c.name + " properties"),
+                           pp, {pr.field.name: pr for pr in pp.properties})
 
-    def checks(self, m: Any, fields: list[JField]) -> list[dict[str, Any]]:
-        """The shared policy plan (amqgen.policy) with this target's field and pattern names."""
+    def checks(self, mp: Any, fields: list[JField]) -> list[dict[str, Any]]:
+        """The plan's checks (amqgen.policy) with this target's field and pattern names."""
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
-        for ch in policy_checks(m):
+        for ch in mp.checks:
             c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
             if ch.pattern is not None:
                 self.regexps += 1
@@ -249,9 +220,10 @@ def method_cases(jm: JMethod) -> list[list[str]]:
 # -- the render context ----------------------------------------------------------------------------------------
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     package = check_package(options.get("package", ""))
+    codec = codec_plan(spec)
     planner = Planner(naming)
-    methods = [planner.method(m) for m in spec.methods]
-    props = [planner.properties(c) for c in spec.content_classes]
+    methods = [planner.method(mp) for mp in codec.methods]
+    props = [planner.properties(pp) for pp in codec.properties]
     clash = sorted({jm.cls for jm in methods} & FIXED_TYPES | {jp.cls for jp in props} & FIXED_TYPES)
     if clash:
         raise RenderError(f"{spec.name}: method or class names give Java types the package defines itself: {clash}")
@@ -288,7 +260,6 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "syntax_error_code": SYNTAX_ERROR_CODE,
             "rules": spec.all_rules(),
             "fixed": FIXED,
-            "prefix": PREFIX,
             "method_cases": {jm.cls: method_cases(jm) for jm in methods},
             "sample": sample,
         },
