@@ -126,6 +126,7 @@ class FramePlan:
     header: tuple[tuple[str, int], ...]  # (name, octets) of the frame header, in order
     method_id: tuple[tuple[str, int], ...]  # (name, octets) before a method's arguments
     content_header_prefix: int  # octets of a content header before its flag words
+    method_type: int  # the frame type of a method frame
     end: int  # the frame-end octet
 
     @property
@@ -195,6 +196,12 @@ def properties_plan(c: Class) -> PropertiesPlan:
     return PropertiesPlan(c, tuple(words), props)
 
 
+def frame_constant(spec: Spec, name: str) -> int:
+    """The spec's value of a frame constant, or the one every family gives it (amqgen.wire)."""
+    const = spec.constant_by_name.get(name)
+    return const.value if const is not None else wire.FRAME_DEFAULTS[name]
+
+
 @cache
 def codec_plan(spec: Spec) -> CodecPlan:
     """The plan of every method and content class of ``spec`` (cached: the model is frozen)."""
@@ -206,6 +213,7 @@ def codec_plan(spec: Spec) -> CodecPlan:
             header=wire.FRAME_HEADER,
             method_id=wire.METHOD_ID,
             content_header_prefix=wire.HEADER_PREFIX,
-            end=wire.FRAME_DEFAULTS["frame-end"],
+            method_type=frame_constant(spec, "frame-method"),
+            end=frame_constant(spec, "frame-end"),
         ),
     )

@@ -14,25 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen.policy import SYNTAX_ERROR_CODE
-from amqgen.policy import checks as policy_checks
+from amqgen.plan import codec_plan
+from amqgen.policy import SYNTAX_ERROR_CODE, template_data
 from amqgen.wire import FRAME_DEFAULTS
 
-# wire type -> struct format character (None: variable size)
-STRUCT_CHAR: dict[str, str | None] = {
-    "bit": None,
-    "octet": "B",
-    "short": "H",
-    "long": "I",
-    "longlong": "Q",
-    "timestamp": "Q",
-    "shortstr": None,
-    "longstr": None,
-    "table": None,
-}
-#: length prefix of each variable-size wire type
-LENGTH_CHAR = {"shortstr": "B", "longstr": "I", "table": "I"}
-SIZE = {"B": 1, "H": 2, "I": 4, "Q": 8}
+#: the struct format character of an unsigned big-endian integer of each size, and back
+STRUCT_BY_SIZE = {1: "B", 2: "H", 4: "I", 8: "Q"}
+SIZE = {c: n for n, c in STRUCT_BY_SIZE.items()}
 ANNOTATION = {
     "bit": "bool",
     "octet": "int",
@@ -122,7 +110,7 @@ class PyField:
     label: str
     reserved: bool
     local: str
-    mask: int = 0  # bit fields: mask in their octet; properties: mask in their flag word
+    mask: int = 0  # properties: the bit in their flag word
     flag_word: int = 0
     flag_local: str = ""  # properties: the decoder's boolean "is present"
 
@@ -193,14 +181,15 @@ class PyProperties:
     words: list[FlagWord]
 
 
-def _bits_expr(fields: list[PyField], prefix: str) -> str:
-    terms = [f"{f.mask} if {prefix}{f.ident} else 0" for f in fields]
+def _bits_expr(bits: list[tuple[PyField, int]], prefix: str) -> str:
+    terms = [f"{mask} if {prefix}{f.ident} else 0" for f, mask in bits]
     return terms[0] if len(terms) == 1 else " | ".join(f"({t})" for t in terms)
 
 
 class Planner:
     def __init__(self, spec: Any, naming: Any) -> None:
         self.spec = spec
+        self.codec = codec_plan(spec)
         self.naming = naming
         self.structs = Structs()
         self.regexps = 0
@@ -219,19 +208,22 @@ class Planner:
                     label=f.label or "",
                     reserved=f.reserved,
                     local="v_" + ident.rstrip("_"),
-                    mask=(1 << f.bit) if f.bit is not None else (f.flag_mask or 0),
+                    mask=f.flag_mask or 0,
                     flag_word=f.flag_word or 0,
                 )
             )
         return out
 
     # -- methods --------------------------------------------------------------------------
-    def encode_plan(self, m: Any, fields: list[PyField], frame: bool) -> EncodePlan:
-        by_name = {f.name: f for f in fields}
+    def encode_plan(self, mp: Any, by_name: dict[str, PyField], frame: bool) -> EncodePlan:
+        """The plan's runs as struct calls: each run packs with the length prefix of the item after it. The
+        frame variant starts with the frame header and method id and ends with the frame-end octet."""
+        m = mp.method
+        fp = self.codec.frame
         prep: list[tuple[str, str, str]] = []
         pieces: list[Op] = []
-        fmt = "BHIHH" if frame else ""
-        args = ["1", "channel", "size", str(m.class_index), str(m.index)] if frame else []
+        fmt = "".join(STRUCT_BY_SIZE[n] for _, n in (*fp.header, *fp.method_id)) if frame else ""
+        args = [str(fp.method_type), "channel", "size", str(m.class_index), str(m.index)] if frame else []
         fixed = 0
         raw_locals: list[str] = []
 
@@ -249,41 +241,42 @@ class Planner:
             fmt, args = "", []
             safe_octets.clear()
 
-        for slot in m.slots:
-            if slot.kind == "bits":
-                safe_octets.add(len(args))
-                fmt += "B"
-                args.append(_bits_expr([by_name[n] for n in slot.fields], "self.") or "0")
-                continue
-            f = by_name[slot.fields[0]]
-            ch = STRUCT_CHAR[f.wire]
-            if ch is not None:
-                fmt += ch
+        for run in mp.runs:
+            for item in run.items:
+                if item.kind == "bits":
+                    safe_octets.add(len(args))
+                    fmt += "B"
+                    args.append(_bits_expr([(by_name[f.name], mask) for f, mask in item.bits], "self.") or "0")
+                    continue
+                f = by_name[item.field.name]
+                fmt += STRUCT_BY_SIZE[item.size]
                 args.append(f"self.{f.ident}")
+            if run.var is None:
                 continue
+            f = by_name[run.var.field.name]
             prep.append((f.wire, f.local, f.ident))
-            if f.wire == "shortstr":
+            if run.var.prefix == 1:
                 safe_octets.add(len(args))
-            fmt += LENGTH_CHAR[f.wire]
+            fmt += STRUCT_BY_SIZE[run.var.prefix]
             args.append(f"len({f.local})")
             close()
             pieces.append(Op("raw", local=f.local))
             raw_locals.append(f.local)
         if frame and fmt:
             fmt += "B"  # the frame-end octet rides with the last fixed run
-            args.append("206")
+            args.append(str(fp.end))
             close()
         elif frame:
-            pieces.append(Op("raw", local='b"\\xce"'))
+            pieces.append(Op("raw", local=repr(bytes([fp.end])).replace("'", '"')))
             fixed += 1
         else:
             close()
         if frame:
-            fixed -= 7 + 1  # the frame size counts neither the header nor the frame-end
+            fixed -= fp.overhead  # the frame size counts neither the header nor the frame-end
         return EncodePlan(prep, pieces, fixed, raw_locals)
 
-    def decode_plan(self, m: Any, fields: list[PyField]) -> list[Op]:
-        by_name = {f.name: f for f in fields}
+    def decode_plan(self, mp: Any, by_name: dict[str, PyField]) -> list[Op]:
+        """The plan's runs as unpack calls: each run unpacks with the length prefix after it."""
         ops: list[Op] = []
         fmt = ""
         targets: list[str] = []
@@ -302,33 +295,35 @@ class Planner:
                 ops.extend(pending)
             fmt, targets, pending = "", [], []
 
-        for slot in m.slots:
-            if slot.kind == "bits":
-                local = f"bits{nbits}"
-                nbits += 1
-                fmt += "B"
-                targets.append(local)
-                pending.append(Op("bits", local=local, bits=[(by_name[n].local, by_name[n].mask) for n in slot.fields]))
+        for run in mp.runs:
+            for item in run.items:
+                if item.kind == "bits":
+                    local = f"bits{nbits}"
+                    nbits += 1
+                    fmt += "B"
+                    targets.append(local)
+                    pending.append(Op("bits", local=local, bits=[(by_name[f.name].local, mask) for f, mask in item.bits]))
+                    continue
+                fmt += STRUCT_BY_SIZE[item.size]
+                targets.append(by_name[item.field.name].local)
+            if run.var is None:
                 continue
-            f = by_name[slot.fields[0]]
-            ch = STRUCT_CHAR[f.wire]
-            if ch is not None:
-                fmt += ch
-                targets.append(f.local)
-                continue
+            f = by_name[run.var.field.name]
             if not fmt:
                 # the length prefix stands alone: read in place (size = its octets), no struct call of its own
-                ops.append(Op(f.wire, local=f.local, size=SIZE[LENGTH_CHAR[f.wire]]))
+                ops.append(Op(f.wire, local=f.local, size=run.var.prefix))
                 continue
-            fmt += LENGTH_CHAR[f.wire]
+            fmt += STRUCT_BY_SIZE[run.var.prefix]
             targets.append("n")
             close()
             ops.append(Op(f.wire, local=f.local))
         close()
         return ops
 
-    def method(self, m: Any) -> PyMethod:
+    def method(self, mp: Any) -> PyMethod:
+        m = mp.method
         fields = self.fields(m.fields)
+        by_name = {f.name: f for f in fields}
         doc_parts = [m.label[:1].upper() + m.label[1:] + "." if m.label else f"The {m.full_name} method."]
         if m.doc:
             doc_parts.append(m.doc)
@@ -344,52 +339,37 @@ class Planner:
             model=m,
             cls=self.naming.type(m.class_name, m.name),
             fields=fields,
-            encode=self.encode_plan(m, fields, frame=False),
-            frame=self.encode_plan(m, fields, frame=True),
-            decode=self.decode_plan(m, fields),
+            encode=self.encode_plan(mp, by_name, frame=False),
+            frame=self.encode_plan(mp, by_name, frame=True),
+            decode=self.decode_plan(mp, by_name),
             responses=[self.naming.type(*r.split(".", 1)) for r in m.responses],
             doc=docstring("\n\n".join(doc_parts)),
-            checks=self.checks(m, fields),
+            checks=self.checks(mp, by_name),
         )
 
     # -- properties -----------------------------------------------------------------------
-    def properties(self, c: Any) -> PyProperties:
+    def properties(self, pp: Any) -> PyProperties:
+        c = pp.cls
         fields = self.fields(c.properties)
-        words = c.property_flag_words
-        known = c.property_flag_masks
+        words = len(pp.words)
         names = [["_"] * 16 for _ in range(words)]
         for f in fields:
             f.flag_local = "has_" + f.ident.rstrip("_")
             names[f.flag_word][15 - (f.mask.bit_length() - 1)] = f.flag_local
         flag_words = []
-        for w in range(words):
-            unknown = 0xFFFF & ~known[w] & ~(1 if w + 1 < words else 0)  # bit 0: another word follows
-            hi, lo = FlagOctet(f"hi{w}", names[w][:8]), FlagOctet(f"lo{w}", names[w][8:])
-            test = [f"{o.local} & {m}" for o, m in ((hi, unknown >> 8), (lo, unknown & 0xFF)) if m]
+        for w in pp.words:
+            # the decoder reads a word as two octets (struct "BB"): the refuse mask split the same way
+            hi, lo = FlagOctet(f"hi{w.index}", names[w.index][:8]), FlagOctet(f"lo{w.index}", names[w.index][8:])
+            test = [f"{o.local} & {m}" for o, m in ((hi, w.refuse >> 8), (lo, w.refuse & 0xFF)) if m]
             flag_words.append(FlagWord(hi, lo, " or ".join(test)))
         return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, flag_words)
 
     # -- checks ---------------------------------------------------------------------------
-    def checks(self, m: Any, fields: list[PyField]) -> list[dict[str, Any]]:
-        """The shared policy plan (amqgen.policy) with this target's field and regexp names."""
+    def checks(self, mp: Any, by_name: dict[str, PyField]) -> list[dict[str, Any]]:
+        """The plan's checks (amqgen.policy) with this target's field and regexp names."""
         out: list[dict[str, Any]] = []
-        by_name = {f.name: f for f in fields}
-        for ch in policy_checks(m):
-            c: dict[str, Any] = {
-                "kind": ch.kind,
-                "path": ch.path,
-                "field": by_name[ch.field.name],
-                "where": ch.where,
-                "code": ch.code,
-                "rabbitmq_skip": ch.rabbitmq_skip,
-                "limit": ch.limit,
-                "rabbitmq_limit": ch.rabbitmq_limit,
-                "value": ch.value,
-                "suspicious": ch.suspicious,
-                "rule": ch.syntax_rule,
-                "ref": ch.ref,
-                "values": list(ch.values),
-            }
+        for ch in mp.checks:
+            c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
             if ch.pattern is not None:
                 self.regexps += 1
                 c["re"] = f"_RE_{self.regexps}"
@@ -460,12 +440,12 @@ def test_ident(text: str) -> str:
 # -- the render context ----------------------------------------------------------------------------
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     planner = Planner(spec, naming)
-    methods = [planner.method(m) for m in spec.methods]
+    methods = [planner.method(mp) for mp in planner.codec.methods]
     planner.structs.pack("HH")
     planner.structs.unpack("I")
     method_structs = planner.structs
     planner.structs = Structs()
-    props = [planner.properties(c) for c in spec.content_classes]
+    props = [planner.properties(pp) for pp in planner.codec.properties]
     for fmt in ("B", "H", "I", "Q"):
         planner.structs.both(fmt)
     planner.structs.unpack("BB")  # a flag word's two octets
