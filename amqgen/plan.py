@@ -72,6 +72,11 @@ class Run:
     need: int  # octets one decoder bounds check needs: the fixed items and the prefix of ``var``
 
 
+#: One round-trip test case: (field name, "max" for its largest value, or a bit's value); fields not named keep
+#: their defaults (zero, empty, false).
+Case = tuple[tuple[str, str | bool], ...]
+
+
 @dataclass(frozen=True)
 class MethodPlan:
     method: Method
@@ -79,6 +84,7 @@ class MethodPlan:
     runs: tuple[Run, ...]
     min_size: int  # octets of the arguments when every variable-size one is empty
     checks: tuple[policy.Check, ...]  # amqgen.policy's checks of the arguments' asserts
+    cases: tuple[Case, ...]  # round trips every target's tests run
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -112,6 +118,7 @@ class PropertiesPlan:
     cls: Class
     words: tuple[FlagWord, ...]
     properties: tuple[Property, ...]
+    cases: tuple[Case, ...]  # round trips: no property, every property, each property alone (at its largest)
 
     @property
     def fields(self) -> tuple[Field, ...]:
@@ -177,7 +184,22 @@ def method_plan(m: Method) -> MethodPlan:
         runs=tuple(runs),
         min_size=sum(r.need for r in runs),
         checks=policy.checks(m),
+        cases=method_cases(m),
     )
+
+
+def method_cases(m: Method) -> tuple[Case, ...]:
+    """Defaults; every field at its largest; for each bit, that bit alone set and that bit alone clear (the other
+    fields at their largest). A bit's largest value is true."""
+    if not m.fields:
+        return ((),)
+    bits = [f.name for f in m.fields if f.type == "bit"]
+    others: Case = tuple((f.name, "max") for f in m.fields if f.type != "bit")
+    cases: list[Case] = [(), tuple((f.name, True if f.type == "bit" else "max") for f in m.fields)]
+    for b in bits:
+        cases.append((*others, (b, True)))
+        cases.append((*others, *((x, x != b) for x in bits)))
+    return tuple(dict.fromkeys(cases))
 
 
 def properties_plan(c: Class) -> PropertiesPlan:
@@ -193,7 +215,12 @@ def properties_plan(c: Class) -> PropertiesPlan:
                  LENGTH_PREFIX.get(f.type, 0), MAX_LENGTH.get(f.type, 0))
         for f in c.properties
     )
-    return PropertiesPlan(c, tuple(words), props)
+    if c.properties:
+        cases: tuple[Case, ...] = ((), tuple((f.name, "max") for f in c.properties),
+                                   *(((f.name, "max"),) for f in c.properties))
+    else:
+        cases = ((),)
+    return PropertiesPlan(c, tuple(words), props, cases)
 
 
 def frame_constant(spec: Spec, name: str) -> int:

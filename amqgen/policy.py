@@ -21,6 +21,8 @@ from .model import Field, Method
 POLICIES: tuple[str, ...] = ("rabbitmq", "portable", "spec")
 #: No assert in the supported specs names an on-failure code; a violation is a syntax error.
 SYNTAX_ERROR_CODE = 502
+#: The reply code of a malformed frame (frame-error): what a decoder's errors map to.
+FRAME_ERROR_CODE = 501
 #: The path syntax of the 0-8 / 0-9 ``path`` domain: "/" then names of [A-Za-z0-9] plus [.-_+!=:].
 PATH_SYNTAX = (
     r"^/(?:[A-Za-z0-9.\-_+!=:]*[A-Za-z0-9][A-Za-z0-9.\-_+!=:]*"

@@ -80,12 +80,18 @@ def encode_value(code: str, value: Any, dialect: str) -> bytes:
     raise ValueError(f"no type code {code!r}")
 
 
-def encode_table(table: Table, dialect: str) -> bytes:
-    """A field table with its 4-octet length."""
+def table_body(table: Table, dialect: str) -> bytes:
+    """A field table's entries, without its length."""
     body = b""
     for key, (code, value) in table:
         k = key.encode("utf-8")
         body += _u(len(k), 1) + k + encode_value(code, value, dialect)
+    return body
+
+
+def encode_table(table: Table, dialect: str) -> bytes:
+    """A field table with its 4-octet length."""
+    body = table_body(table, dialect)
     return _u(len(body), 4) + body
 
 

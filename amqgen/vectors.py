@@ -172,6 +172,31 @@ def typed_json(tv: ref.Typed, dialect: str) -> dict[str, Any]:
     return {"type": code, "value": out}
 
 
+def typed_from_json(tv: dict[str, Any], dialect: str) -> ref.Typed:
+    """The inverse of typed_json: a typed value of a corpus document as the reference codec takes it."""
+    code, v = tv["type"], tv["value"]
+    if code in ref.int_codes(dialect) or code == "T":
+        return code, int(v)
+    if code in ("f", "d"):
+        return code, int(v, 16)
+    if code == "D":
+        return code, (v["scale"], int(v["unscaled"]))
+    if code in ("S", "x", "s"):
+        return code, bytes.fromhex(v)
+    if code == "F":
+        return code, table_from_json(v, dialect)
+    if code == "A":
+        return code, [typed_from_json(item, dialect) for item in v]
+    if code in ("t", "V"):
+        return code, v
+    raise ValueError(code)
+
+
+def table_from_json(entries: list[Any], dialect: str) -> ref.Table:
+    """The inverse of table_json."""
+    return [(key, typed_from_json(tv, dialect)) for key, tv in entries]
+
+
 def values_json(fields: tuple[Field, ...], values: dict[str, Any], dialect: str) -> dict[str, Any]:
     return {f.name: field_json(f.type, values[f.name], dialect) for f in fields if f.name in values}
 

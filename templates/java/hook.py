@@ -12,7 +12,8 @@ from typing import Any
 
 from amqgen.errors import RenderError
 from amqgen.plan import codec_plan
-from amqgen.policy import SYNTAX_ERROR_CODE, template_data
+from amqgen.naming import JAVA_RESERVED
+from amqgen.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
@@ -38,7 +39,6 @@ FIXED: dict[str, tuple[str, str]] = {
 #: the largest value of each integer wire type, as a Java literal
 INT_MAX = {"octet": "255", "short": "65535", "long": "4294967295L", "longlong": "-1L", "timestamp": "-1L"}
 
-FRAME_ERROR_CODE = 501
 #: members of the Method and Properties interfaces (and of every record): a spec field may not take one
 RESERVED_MEMBERS = frozenset(
     ["protocolClassId", "protocolMethodId", "protocolName", "kind", "isSynchronous", "hasContent", "direction",
@@ -51,13 +51,8 @@ FIXED_TYPES = frozenset(
      "FieldTables", "Frame", "FrameReader", "FrameWriter", "Method", "MethodKind", "Methods", "Properties",
      "ReplyCode", "ReplyException", "Rules", "Typed", "Wire"]
 )
-JAVA_KEYWORDS = frozenset(
-    ["abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const", "continue",
-     "default", "do", "double", "else", "enum", "extends", "final", "finally", "float", "for", "goto", "if",
-     "implements", "import", "instanceof", "int", "interface", "long", "native", "new", "package", "private",
-     "protected", "public", "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this",
-     "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false", "null", "_"]
-)
+#: what a package name segment may not be: the naming layer's reserved words, less the contextual ones
+JAVA_KEYWORDS = JAVA_RESERVED - {"var", "yield", "record", "sealed", "permits", "non-sealed", "when"}
 
 
 def check_package(name: str) -> str:
@@ -203,17 +198,13 @@ def sample(f: JField, case: str) -> str:
 
 
 def method_cases(jm: JMethod) -> list[list[str]]:
-    """Constructor arguments: defaults, every field at its largest, and for each bit field that
-    bit alone set and that bit alone cleared (every other value at its largest)."""
-    if not jm.fields:
-        return [[]]
-    cases = [[sample(f, "min") for f in jm.fields], [sample(f, "max") for f in jm.fields]]
-    for b in (f for f in jm.fields if f.wire == "bit"):
-        cases.append([("true" if f is b else "false") if f.wire == "bit" else sample(f, "max") for f in jm.fields])
-        cases.append([("false" if f is b else "true") if f.wire == "bit" else sample(f, "max") for f in jm.fields])
+    """The plan's round-trip cases as constructor arguments (a field the case does not name keeps its default)."""
     unique: dict[str, list[str]] = {}
-    for c in cases:
-        unique.setdefault(", ".join(c), c)
+    for case in jm.plan.cases:
+        given = dict(case)
+        args = [str(given[f.name]).lower() if isinstance(given.get(f.name), bool) else sample(f, given.get(f.name, "min"))
+                for f in jm.fields]
+        unique.setdefault(", ".join(args), args)
     return list(unique.values())
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from amqgen.errors import RenderError
 from amqgen.plan import codec_plan
-from amqgen.policy import SYNTAX_ERROR_CODE, template_data
+from amqgen.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.wire import FRAME_DEFAULTS
 
 #: the struct format character of an unsigned big-endian integer of each size, and back
@@ -45,7 +45,6 @@ DEFAULT = {
 }
 INT_MAX = {"octet": 2**8 - 1, "short": 2**16 - 1, "long": 2**32 - 1, "longlong": 2**64 - 1, "timestamp": 2**64 - 1}
 
-FRAME_ERROR_CODE = 501
 #: exception classes exceptions.py defines itself (a reply code must not take one of these names)
 FIXED_EXCEPTIONS = frozenset(
     [
@@ -400,27 +399,14 @@ def sample(wire: str, case: str) -> str:
     return MAX_VALUE[wire] if case == "max" else DEFAULT[wire]
 
 
-def method_cases(pm: PyMethod) -> list[str]:
-    """Constructor keyword arguments for the round-trip tests: defaults, every field at its
-    largest, and for each bit field the bit alone and every other bit."""
-    if not pm.fields:
-        return [""]
-    cases = ["", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields)]
-    bits = [f for f in pm.fields if f.wire == "bit"]
-    others = [f"{f.ident}={sample(f.wire, 'max')}" for f in pm.fields if f.wire != "bit"]
-    for b in bits:
-        cases.append(", ".join([*others, f"{b.ident}=True"]))
-        cases.append(", ".join([*others, *(f"{x.ident}={x is not b}" for x in bits)]))
-    return list(dict.fromkeys(cases))
-
-
-def properties_cases(pp: PyProperties) -> list[str]:
-    """No property, every property, each property alone."""
-    if not pp.fields:
-        return [""]
-    cases = ["", ", ".join(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields)]
-    cases.extend(f"{f.ident}={sample(f.wire, 'max')}" for f in pp.fields)
-    return cases
+def spell_cases(cases: Any, fields: list[PyField]) -> list[str]:
+    """The plan's round-trip cases as constructor keyword arguments."""
+    by_name = {f.name: f for f in fields}
+    out = []
+    for case in cases:
+        args = [f"{by_name[n].ident}={v if isinstance(v, bool) else sample(by_name[n].wire, v)}" for n, v in case]
+        out.append(", ".join(args))
+    return list(dict.fromkeys(out))
 
 
 def isort_key(name: str) -> tuple[int, str]:
@@ -514,8 +500,10 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "reply_names": reply_names,
             "rules": rules,
             "scenarios": [r for r in rules if r["rule"].scenario],
-            "method_cases": {pm.cls: method_cases(pm) for pm in methods},
-            "properties_cases": {pp.cls: properties_cases(pp) for pp in props},
+            "method_cases": {pm.cls: spell_cases(mp.cases, pm.fields) for pm, mp in zip(methods, planner.codec.methods)},
+            "properties_cases": {
+                pp.cls: spell_cases(plan.cases, pp.fields) for pp, plan in zip(props, planner.codec.properties)
+            },
             "test_wires": sorted(
                 {f.wire for pm in methods for f in pm.fields} | {f.wire for pp in props for f in pp.fields}
             ),
