@@ -35,7 +35,6 @@ from .model import (
     Level,
     Method,
     Rule,
-    Segment,
     Slot,
     Spec,
     WireType,
@@ -579,7 +578,7 @@ class Lowerer:
                               "its direction is taken as both", full)
             doc, _, _ = self.docs(el, full)
             fields = self.fields(_children(el, "field"), full, cls)
-            fields, slots, segments, prefix = lower_arguments(fields)
+            fields, slots, prefix = lower_arguments(fields)
             out.append(
                 Method(
                     name=name,
@@ -599,7 +598,6 @@ class Lowerer:
                     doc=doc,
                     loc=self.loc(el, full),
                     slots=slots,
-                    segments=segments,
                     fixed_prefix_size=prefix,
                     added_by=self.added(el, full),
                     changed_by=self.changed(el),
@@ -610,9 +608,9 @@ class Lowerer:
 
 def lower_arguments(
     fields: tuple[Field, ...],
-) -> tuple[tuple[Field, ...], tuple[Slot, ...], tuple[Segment, ...], int]:
-    """Pack consecutive bits into octets (at most 8 each), give every field its slot,
-    and split the slots into fixed-size runs and variable-size items."""
+) -> tuple[tuple[Field, ...], tuple[Slot, ...], int]:
+    """Pack consecutive bits into octets (at most 8 each), give every field its slot, and measure the
+    fixed-size prefix (the codecs' runs over the slots are amqgen.plan's)."""
     slots: list[Slot] = []
     placed: list[Field] = []
     offset: int | None = 0
@@ -639,20 +637,9 @@ def lower_arguments(
         offset = None if (offset is None or size is None) else offset + size
     close_run()
 
-    segments: list[Segment] = []
-    current: list[int] = []
-    for i, s in enumerate(slots):
-        if s.size is None:
-            if current:
-                segments.append(Segment(True, tuple(current), sum(slots[k].size or 0 for k in current)))
-                current = []
-            segments.append(Segment(False, (i,), None))
-        else:
-            current.append(i)
-    if current:
-        segments.append(Segment(True, tuple(current), sum(slots[k].size or 0 for k in current)))
-    prefix = segments[0].size or 0 if segments and segments[0].fixed else 0
-    return tuple(placed), tuple(slots), tuple(segments), prefix
+    # the first variable-size slot starts where the fixed prefix ends; with none, the prefix is everything
+    prefix = next((s.offset for s in slots if s.size is None), offset) or 0
+    return tuple(placed), tuple(slots), prefix
 
 
 def lower_properties(props: tuple[Field, ...]) -> tuple[Field, ...]:

@@ -156,15 +156,6 @@ class Slot:
 
 
 @dataclass(frozen=True)
-class Segment:
-    """A maximal run of fixed-size slots (one pack/unpack call), or one variable-size slot."""
-
-    fixed: bool
-    slots: tuple[int, ...]  # indexes into Method.slots
-    size: int | None
-
-
-@dataclass(frozen=True)
 class Method:
     name: str
     full_name: str  # "basic.consume"
@@ -182,8 +173,7 @@ class Method:
     label: str | None
     doc: str
     loc: Location
-    slots: tuple[Slot, ...]
-    segments: tuple[Segment, ...]
+    slots: tuple[Slot, ...]  # the codecs' runs over them: amqgen.plan
     fixed_prefix_size: int  # octets before the first variable-size slot
     added_by: Location | None = None  # provenance: see Field
     changed_by: tuple[Location, ...] = ()

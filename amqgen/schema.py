@@ -2,7 +2,8 @@
 
 The schema is derived from the model's own type annotations, so the two cannot drift.
 Tools consume the JSON the way protoc plugins consume descriptors; ``SCHEMA_VERSION``
-changes whenever a field is removed or changes meaning (adding fields keeps it).
+changes whenever a field is removed or changes meaning (adding fields keeps it). Version 2 removed
+``Method.segments``: the codecs' runs are the codec plan's (amqgen.plan), not the model's.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from . import __version__
 from .errors import Diagnostic, Location
 from .model import Spec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT = "amqgen-model"
 
 

@@ -40,7 +40,7 @@ def test_inspect_json_is_deterministic_and_valid_against_its_schema() -> None:
     a, b = amqgen("inspect", "--json"), amqgen("inspect", "--json")
     assert a.returncode == 0 and a.stdout == b.stdout
     doc = json.loads(a.stdout)
-    assert doc["format"] == "amqgen-model" and doc["schema_version"] == 1
+    assert doc["format"] == "amqgen-model" and doc["schema_version"] == 2
     schema = json.loads(amqgen("inspect", "--json-schema").stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(doc, schema)

@@ -12,6 +12,7 @@ import pytest
 
 from amqgen.lower import load_spec
 from amqgen.model import Method, Spec
+from amqgen.plan import codec_plan
 from specgen import spec_text, write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,12 +95,15 @@ def test_named_methods(spec091: Spec) -> None:
     qos = spec091.method_by_name["basic.qos"]
     assert [(s.kind, s.fields, s.offset) for s in qos.slots] == [
         ("value", ("prefetch-size",), 0), ("value", ("prefetch-count",), 4), ("bits", ("global",), 6)]
-    assert qos.fixed_prefix_size == 7 and len(qos.segments) == 1
+    assert qos.fixed_prefix_size == 7 and len(codec_plan(spec091).method("basic.qos").runs) == 1
     consume = spec091.method_by_name["basic.consume"]
     bits = consume.slots[3]
     assert bits.kind == "bits" and bits.fields == ("no-local", "no-ack", "exclusive", "no-wait")
     assert consume.fixed_prefix_size == 2  # reserved-1 short, then the queue name
-    assert [s.fixed for s in consume.segments] == [True, False, False, True, False]
+    # runs: reserved-1 closed by the queue name, then the consumer tag, then the bits closed by arguments
+    runs = codec_plan(spec091).method("basic.consume").runs
+    assert [(r.size, r.var.field.name if r.var else None) for r in runs] == [
+        (2, "queue"), (0, "consumer-tag"), (1, "arguments")]
     declare = spec091.method_by_name["queue.declare"]
     assert declare.slots[2].fields == ("passive", "durable", "exclusive", "auto-delete", "no-wait")
     assert [f.bit for f in declare.fields if f.type == "bit"] == [0, 1, 2, 3, 4]

@@ -106,7 +106,7 @@ def flags_of(data: bytes) -> list[int]:
 
 
 def test_properties_against_reference_encodings(loaded: tuple[Spec, CodecPlan]) -> None:
-    spec, plan = loaded
+    _, plan = loaded
     for pp in plan.properties:
         c = pp.cls
         known = [0] * len(pp.words)
