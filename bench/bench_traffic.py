@@ -157,8 +157,8 @@ def spark_floor() -> float:
 
 def warm_up(work: Path) -> None:
     """One untimed run, then wait until its driver JVM has written the class archive (see
-    `job.ClassArchive`): the timed runs start as every run after a machine's first does."""
-    from amqgen.traffic.job import ClassArchive
+    `jvm.ClassArchive`): the timed runs start as every run after a machine's first does."""
+    from amqgen.traffic.jvm import ClassArchive
 
     amqgen_counts(ROOT / "tests" / "data" / "traffic" / "pika-small.pcap", work / "out-warm-up")
     archive = ClassArchive.for_this_install()

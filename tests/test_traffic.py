@@ -452,3 +452,32 @@ def test_amqp_found_on_other_ports(tmp: Any, tmp_path: Path) -> None:
     assert decode(tmp, [no_header])["connections"] == []
     listed = decode(tmp, [no_header], ports=frozenset((15672,)))
     assert [f["method"] for f in listed["frames"]] == ["connection.start"]
+
+
+def test_frame_row_builders_follow_the_frames_columns() -> None:
+    """Each builder puts every value under its own column of records.FRAMES (one column list, one order)."""
+    from amqgen.traffic import records
+
+    names = [c[0] for c in records.FRAMES]
+    common = ("f.pcap", 7, 1_000, "a > b", "client-to-server", 42)
+    rows = {
+        "frame": records.frame_row(*common, 3, "body", 10, "E: bad"),
+        "method": records.method_row(*common, 1, 30, 60, 40, "basic.publish", "{}", None),
+        "header": records.header_row(*common, 1, 20, 60, "basic", 5, '{"x": 1}', None),
+        "protocol-header": records.protocol_header_row(*common, 8),
+    }
+    for kind, row in rows.items():
+        assert len(row) == len(names), kind
+    got = {k: dict(zip(names, r, strict=True)) for k, r in rows.items()}
+    for r in got.values():
+        assert (r["file"], r["packet"], r["ts"], r["connection"], r["direction"], r["stream_offset"]) == common
+    assert (got["frame"]["channel"], got["frame"]["frame_type"], got["frame"]["size"], got["frame"]["error"]) == (
+        3, "body", 10, "E: bad")
+    m = got["method"]
+    assert (m["frame_type"], m["size"], m["class_id"], m["method_id"], m["method"], m["arguments"]) == (
+        "method", 30, 60, 40, "basic.publish", "{}")
+    h = got["header"]
+    assert (h["frame_type"], h["class_id"], h["content_class"], h["body_size"], h["properties"], h["method"]) == (
+        "header", 60, "basic", 5, '{"x": 1}', None)
+    p = got["protocol-header"]
+    assert (p["frame_type"], p["size"], p["channel"], p["error"]) == ("protocol-header", 8, None, None)

@@ -238,7 +238,7 @@ def test_report_in_chromium(local_out: Path, tmp_path: Path, browser: Any) -> No
 
 
 def test_driver_jvm_gets_the_class_archive_options(spark: Any) -> None:
-    from amqgen.traffic.job import ClassArchive
+    from amqgen.traffic.jvm import ClassArchive
 
     args = list(spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
     archive = ClassArchive.for_this_install()
@@ -248,7 +248,7 @@ def test_driver_jvm_gets_the_class_archive_options(spark: Any) -> None:
 
 
 def test_class_archive_notes_no_writer_for_a_jvm_started_without_its_option(spark: Any, tmp_path: Path) -> None:
-    from amqgen.traffic.job import ClassArchive
+    from amqgen.traffic.jvm import ClassArchive
 
     archive = ClassArchive(tmp_path, "k")
     assert archive.options()[-1].startswith("-XX:ArchiveClassesAtExit=")
@@ -260,7 +260,7 @@ def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -
     import os
     import time
 
-    from amqgen.traffic.job import ClassArchive
+    from amqgen.traffic.jvm import ClassArchive
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

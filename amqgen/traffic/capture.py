@@ -1,11 +1,11 @@
-"""Capture files: pcap and pcapng (plain or gzip), their record index, and the link, IP and TCP layers.
+"""Capture files: pcap and pcapng (plain or gzip), their record index, and their records.
 
 Two halves. The driver calls :func:`index_file` on each input: a walk over record headers (pcap) or
 block lengths (pcapng) that touches no packet data and yields the byte ranges of :class:`Part`
 objects, each holding whole records and at most about ``part_size`` octets. An executor calls
-:func:`read_part` on one part: it decodes the link layer (Ethernet with any number of VLAN tags,
-Linux cooked SLL and SLL2, BSD loopback NULL and LOOP, raw IP), IPv4 or IPv6, and TCP, and yields
-one :class:`Segment` per TCP packet that carries data or opens or closes a connection.
+:func:`read_part` on one part: it walks the same records and hands each packet to the packet layers
+(:mod:`amqgen.traffic.packets`), yielding one :class:`Segment` per TCP packet that carries data or
+opens or closes a connection. Both walks of a pcapng file go through one block iterator.
 
 A gzip file cannot be split at a record boundary without inflating everything before it, so the
 driver inflates it once into the job's staging directory and indexes the copy like any other file.
@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .packets import link_type, tcp
+
 _PCAP_MAGIC = {
     b"\xd4\xc3\xb2\xa1": ("<", 1_000),  # microseconds, little-endian
     b"\xa1\xb2\xc3\xd4": (">", 1_000),
@@ -36,23 +38,10 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _EPB, _SPB, _OPB, _IDB = 6, 3, 2, 1
 _SHB = 0x0A0D0D0A
 
-# Link-layer header types (tcpdump.org/linktypes.html) this reader decodes.
-LINK_NULL, LINK_ETHERNET, LINK_RAW, LINK_LOOP, LINK_SLL, LINK_IPV4, LINK_IPV6, LINK_SLL2 = 0, 1, 101, 108, 113, 228, 229, 276
-_LINK_RAW_ALIASES = {12: LINK_RAW, 14: LINK_RAW}
-LINK_TYPES = {
-    LINK_NULL: "BSD loopback", LINK_ETHERNET: "Ethernet", LINK_RAW: "raw IP", LINK_LOOP: "OpenBSD loopback",
-    LINK_SLL: "Linux cooked (SLL)", LINK_IPV4: "raw IPv4", LINK_IPV6: "raw IPv6", LINK_SLL2: "Linux cooked (SLL2)",
-}
-_ETH_IPV4, _ETH_IPV6 = 0x0800, 0x86DD
-_ETH_VLAN = frozenset((0x8100, 0x88A8, 0x9100, 0x9200))  # 802.1Q, 802.1ad and the old QinQ TPIDs
-# BSD loopback address families: AF_INET is 2 everywhere; AF_INET6 is 24, 28 or 30 by BSD, 10 on Linux.
-_AF_INET, _AF_INET6 = frozenset((2,)), frozenset((10, 24, 28, 30))
-
 #: A record longer than this is taken as a corrupt header, not a packet (jumbo and offloaded
 #: segments stay far below it).
 MAX_RECORD = 16 * 1024 * 1024
 
-TCP_FIN, TCP_SYN, TCP_RST, TCP_ACK = 0x01, 0x02, 0x04, 0x10
 
 
 class CaptureError(Exception):
@@ -140,7 +129,7 @@ def _index_pcap(buf: mmap.mmap, idx: FileIndex, rank: int, part_size: int) -> No
         raise CaptureError("truncated pcap file header")
     endian, scale = _PCAP_MAGIC[bytes(buf[:4])]
     link = struct.unpack_from(endian + "I", buf, 20)[0] & 0xFFFF
-    link = _LINK_RAW_ALIASES.get(link, link)
+    link = link_type(link)
     idx.link_types.add(link)
     rec = struct.Struct(endian + "IIII").unpack_from
     off, start, first, n = 24, 24, 1, 0
@@ -181,9 +170,38 @@ def _tsresol(opts: bytes, endian: str) -> int:
     return 1_000_000
 
 
+_BOM = {b"\x4d\x3c\x2b\x1a": "<", b"\x1a\x2b\x3c\x4d": ">"}
+
+
+def _pcapng_blocks(buf: bytes | mmap.mmap, off: int, end: int, endian: str) -> Iterator[tuple[int, int, int, str]]:
+    """Every block of ``buf[off:end]`` as (offset, type, length, byte order): a section header block sets the
+    byte order of itself and the blocks after it. A damaged block raises CaptureError; those before it were
+    yielded."""
+    while off < end:
+        if end - off < 12:
+            raise CaptureError(f"truncated block header at offset {off}")
+        if bytes(buf[off:off + 4]) == _PCAPNG_SHB:
+            bom = _BOM.get(bytes(buf[off + 8:off + 12]))
+            if bom is None:
+                raise CaptureError(f"bad section byte-order magic at offset {off}")
+            endian = bom
+        btype, blen = struct.unpack_from(endian + "II", buf, off)
+        if blen < 12 or blen % 4 or blen > MAX_RECORD:
+            raise CaptureError(f"implausible block length {blen} at offset {off}")
+        if off + blen > end:
+            raise CaptureError(f"truncated block at offset {off}")
+        yield off, btype, blen, endian
+        off += blen
+
+
+def _idb_link(buf: bytes | mmap.mmap, off: int, blen: int, endian: str) -> tuple[int, int]:
+    """An interface description block's (link type, timestamp units per second)."""
+    link = struct.unpack_from(endian + "H", buf, off + 8)[0]
+    return link_type(link), _tsresol(bytes(buf[off + 16:off + blen - 4]), endian)
+
+
 def _index_pcapng(buf: mmap.mmap, idx: FileIndex, rank: int, part_size: int) -> None:
-    size = len(buf)
-    off, start, first, n = 0, 0, 1, 0
+    start, first, n = 0, 1, 0
     endian = "<"
     links: list[tuple[int, int]] = []  # the current section's interfaces so far
     start_links: tuple[tuple[int, int], ...] = ()  # those defined before the current part starts
@@ -194,43 +212,28 @@ def _index_pcapng(buf: mmap.mmap, idx: FileIndex, rank: int, part_size: int) -> 
             idx.parts.append(Part(rank, idx.path, "pcapng", endian, start, at, first, start_links))
         start, first, start_links = at, n + 1, tuple(links)
 
-    while off < size:
-        if size - off < 12:
-            idx.error = f"truncated block header at offset {off}"
-            break
-        if bytes(buf[off:off + 4]) == _PCAPNG_SHB:
-            cut(off)  # every section starts a part: its byte order and interfaces are its own
-            bom = bytes(buf[off + 8:off + 12])
-            if bom == b"\x4d\x3c\x2b\x1a":
-                endian = "<"
-            elif bom == b"\x1a\x2b\x3c\x4d":
-                endian = ">"
-            else:
-                idx.error = f"bad section byte-order magic at offset {off}"
-                break
-            links, start_links = [], ()
-        btype, blen = struct.unpack_from(endian + "II", buf, off)
-        if blen < 12 or blen % 4 or blen > MAX_RECORD:
-            idx.error = f"implausible block length {blen} at offset {off}"
-            break
-        if off + blen > size:
-            idx.error = f"truncated block at offset {off} (after packet {n})"
-            break
-        if btype == _IDB:
-            link = struct.unpack_from(endian + "H", buf, off + 8)[0]
-            links.append((_LINK_RAW_ALIASES.get(link, link), _tsresol(bytes(buf[off + 16:off + blen - 4]), endian)))
-            idx.link_types.add(links[-1][0])
-        elif btype in (_EPB, _SPB, _OPB):
-            n += 1
-            if idx.first_ts is None and btype != _SPB:
-                iface = struct.unpack_from(endian + ("I" if btype == _EPB else "H"), buf, off + 8)[0]
-                hi, lo = struct.unpack_from(endian + "II", buf, off + 12)
-                units = links[iface][1] if iface < len(links) else 1_000_000
-                idx.first_ts = ((hi << 32) | lo) * 1_000_000_000 // units
-        off += blen
-        if off - start >= part_size:
-            cut(off)
-    cut(off)
+    end = 0
+    try:
+        for off, btype, blen, block_endian in _pcapng_blocks(buf, 0, len(buf), endian):
+            if btype == _SHB:
+                cut(off)  # every section starts a part: its byte order and interfaces are its own
+                endian, links, start_links = block_endian, [], ()
+            elif btype == _IDB:
+                links.append(_idb_link(buf, off, blen, endian))
+                idx.link_types.add(links[-1][0])
+            elif btype in (_EPB, _SPB, _OPB):
+                n += 1
+                if idx.first_ts is None and btype != _SPB:
+                    iface = struct.unpack_from(endian + ("I" if btype == _EPB else "H"), buf, off + 8)[0]
+                    hi, lo = struct.unpack_from(endian + "II", buf, off + 12)
+                    units = links[iface][1] if iface < len(links) else 1_000_000
+                    idx.first_ts = ((hi << 32) | lo) * 1_000_000_000 // units
+            end = off + blen
+            if end - start >= part_size:
+                cut(end)
+    except CaptureError as e:
+        idx.error = f"{e} (after packet {n})" if str(e).startswith("truncated block at") else str(e)
+    cut(end)
     idx.packets = n
 
 
@@ -268,7 +271,7 @@ def _pcap_segments(data: bytes, part: Part) -> Iterator[Segment]:
     off, n, size = 0, part.first_packet, len(data)
     while off + 16 <= size:
         sec, frac, caplen, wirelen = rec(data, off)
-        seg = _tcp(data, off + 16, off + 16 + caplen, wirelen - caplen, link)
+        seg = tcp(data, off + 16, off + 16 + caplen, wirelen - caplen, link)
         if seg is not None:
             yield Segment(part.file_rank, n, sec * 1_000_000_000 + frac * scale, *seg)
         off += 16 + caplen
@@ -277,151 +280,32 @@ def _pcap_segments(data: bytes, part: Part) -> Iterator[Segment]:
 
 def _pcapng_segments(data: bytes, part: Part) -> Iterator[Segment]:
     e = part.endian
-    head = struct.Struct(e + "II").unpack_from
     epb = struct.Struct(e + "IIIII").unpack_from
     opb = struct.Struct(e + "HHIIII").unpack_from
     links = list(part.links)
-    off, n, size = 0, part.first_packet, len(data)
-    while off + 12 <= size:
-        btype, blen = head(data, off)
-        if btype == _IDB:  # interfaces defined inside the part (those before it are in part.links)
-            link = struct.unpack_from(e + "H", data, off + 8)[0]
-            links.append((_LINK_RAW_ALIASES.get(link, link), _tsresol(data[off + 16:off + blen - 4], e)))
-        elif btype == _EPB or btype == _OPB:
-            if btype == _EPB:
-                iface, hi, lo, caplen, wirelen = epb(data, off + 8)
+    n = part.first_packet
+    try:
+        for off, btype, blen, _ in _pcapng_blocks(data, 0, len(data), e):
+            if btype == _IDB:  # interfaces defined inside the part (those before it are in part.links)
+                links.append(_idb_link(data, off, blen, e))
+            elif btype == _EPB or btype == _OPB:
+                if btype == _EPB:
+                    iface, hi, lo, caplen, wirelen = epb(data, off + 8)
+                else:
+                    iface, _, hi, lo, caplen, wirelen = opb(data, off + 8)
                 body = off + 28
-            else:
-                iface, _, hi, lo, caplen, wirelen = opb(data, off + 8)
-                body = off + 28
-            link, units = links[iface] if iface < len(links) else (-1, 1_000_000)
-            seg = _tcp(data, body, body + caplen, wirelen - caplen, link)
-            if seg is not None:
-                yield Segment(part.file_rank, n, ((hi << 32) | lo) * 1_000_000_000 // units, *seg)
-            n += 1
-        elif btype == _SPB:
-            wirelen = struct.unpack_from(e + "I", data, off + 8)[0]
-            caplen = min(wirelen, blen - 16)
-            link = links[0][0] if links else -1
-            seg = _tcp(data, off + 12, off + 12 + caplen, wirelen - caplen, link)
-            if seg is not None:
-                yield Segment(part.file_rank, n, 0, *seg)
-            n += 1
-        off += blen
-
-
-_TCPInfo = tuple[str, str, int, int, int, bytes, int]
-_U16 = struct.Struct(">H").unpack_from
-_TCP_HEAD = struct.Struct(">HHIIBB").unpack_from
-
-
-def _tcp(data: bytes, off: int, end: int, cut: int, link: int) -> _TCPInfo | None:
-    """Decode link, IP and TCP headers of one packet ``data[off:end]``; None if it is not TCP."""
-    if link == LINK_ETHERNET:
-        if end - off < 14:
-            return None
-        etype = _U16(data, off + 12)[0]
-        off += 14
-        while etype in _ETH_VLAN and end - off >= 4:
-            etype = _U16(data, off + 2)[0]
-            off += 4
-        if etype == _ETH_IPV4:
-            return _ipv4(data, off, end, cut)
-        if etype == _ETH_IPV6:
-            return _ipv6(data, off, end, cut)
-        return None
-    if link == LINK_SLL or link == LINK_SLL2:
-        hlen = 16 if link == LINK_SLL else 20
-        if end - off < hlen:
-            return None
-        etype = _U16(data, off + (14 if link == LINK_SLL else 0))[0]
-        off += hlen
-        if etype == _ETH_IPV4:
-            return _ipv4(data, off, end, cut)
-        if etype == _ETH_IPV6:
-            return _ipv6(data, off, end, cut)
-        return None
-    if link == LINK_NULL or link == LINK_LOOP:
-        if end - off < 4:
-            return None
-        raw = data[off:off + 4]
-        af = int.from_bytes(raw, "big") if link == LINK_LOOP else (
-            # NULL is in the capturing host's byte order: a small value fits one end or the other
-            int.from_bytes(raw, "little") if raw[0] else int.from_bytes(raw, "big"))
-        off += 4
-        if af in _AF_INET:
-            return _ipv4(data, off, end, cut)
-        if af in _AF_INET6:
-            return _ipv6(data, off, end, cut)
-        return None
-    if link == LINK_RAW or link == LINK_IPV4 or link == LINK_IPV6:
-        if end <= off:
-            return None
-        version = data[off] >> 4
-        if version == 4:
-            return _ipv4(data, off, end, cut)
-        if version == 6:
-            return _ipv6(data, off, end, cut)
-    return None
-
-
-def _ipv4(data: bytes, off: int, end: int, cut: int) -> _TCPInfo | None:
-    if end - off < 20:
-        return None
-    vihl = data[off]
-    ihl = (vihl & 0x0F) * 4
-    if vihl >> 4 != 4 or ihl < 20 or data[off + 9] != 6:
-        return None
-    if _U16(data, off + 6)[0] & 0x3FFF:  # a fragment (more-fragments flag or an offset): not reassembled
-        return None
-    total = _U16(data, off + 2)[0]
-    ip_end = off + total
-    if ip_end < end:  # link padding after the datagram
-        end = ip_end
-    elif total:  # cut short by the snap length: what the datagram says it holds, less what is here
-        cut = ip_end - end
-    src = ".".join(map(str, data[off + 12:off + 16]))
-    dst = ".".join(map(str, data[off + 16:off + 20]))
-    return _tcp_segment(data, off + ihl, end, cut, src, dst)
-
-
-def _v6(raw: bytes) -> str:
-    import ipaddress
-
-    return f"[{ipaddress.IPv6Address(raw)}]"
-
-
-_IPV6_EXT = frozenset((0, 43, 60))  # hop-by-hop, routing, destination options
-
-
-def _ipv6(data: bytes, off: int, end: int, cut: int) -> _TCPInfo | None:
-    if end - off < 40 or data[off] >> 4 != 6:
-        return None
-    plen = _U16(data, off + 4)[0]
-    nxt = data[off + 6]
-    src, dst = _v6(data[off + 8:off + 24]), _v6(data[off + 24:off + 40])
-    ip_end = off + 40 + plen
-    if ip_end < end:
-        end = ip_end
-    elif plen:
-        cut = ip_end - end
-    off += 40
-    while nxt in _IPV6_EXT and end - off >= 8:
-        nxt, hlen = data[off], (data[off + 1] + 1) * 8
-        off += hlen
-    if nxt != 6:  # not TCP, or a fragment header: fragments are not reassembled
-        return None
-    return _tcp_segment(data, off, end, cut, src, dst)
-
-
-def _tcp_segment(data: bytes, off: int, end: int, cut: int, src: str, dst: str) -> _TCPInfo | None:
-    if end - off < 20:
-        return None
-    sport, dport, seq, ack, hoff, flags = _TCP_HEAD(data, off)
-    hlen = (hoff >> 4) * 4
-    if hlen < 20:
-        return None
-    payload = data[off + hlen:end] if end > off + hlen else b""
-    if not payload and not flags & (TCP_SYN | TCP_FIN | TCP_RST):
-        return None  # a bare acknowledgement says nothing the streams need
-    return f"{src}:{sport}", f"{dst}:{dport}", seq, ack, flags, payload, max(cut, 0)
+                link, units = links[iface] if iface < len(links) else (-1, 1_000_000)
+                seg = tcp(data, body, body + caplen, wirelen - caplen, link)
+                if seg is not None:
+                    yield Segment(part.file_rank, n, ((hi << 32) | lo) * 1_000_000_000 // units, *seg)
+                n += 1
+            elif btype == _SPB:
+                wirelen = struct.unpack_from(e + "I", data, off + 8)[0]
+                caplen = min(wirelen, blen - 16)
+                link = links[0][0] if links else -1
+                seg = tcp(data, off + 12, off + 12 + caplen, wirelen - caplen, link)
+                if seg is not None:
+                    yield Segment(part.file_rank, n, 0, *seg)
+                n += 1
+    except CaptureError:
+        return  # the index walked these blocks whole; a file changed since then ends the part here

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import capture
+from . import capture, packets
 
 
 @dataclass
@@ -75,10 +75,10 @@ def prepare(args: list[Path], staging: Path, part_size: int) -> Inputs:
             if not idx.error:
                 problems.append(f"{name}: error: no packets")
             continue
-        unsupported = idx.link_types - set(capture.LINK_TYPES)
+        unsupported = idx.link_types - set(packets.LINK_TYPES)
         if unsupported:
             problems.append(f"{name}: error: link type {', '.join(map(str, sorted(unsupported)))} is not supported "
-                            f"(supported: {', '.join(sorted(set(capture.LINK_TYPES.values())))}); its packets are skipped")
+                            f"(supported: {', '.join(sorted(set(packets.LINK_TYPES.values())))}); its packets are skipped")
         indexed.append((idx.first_ts or 0, name, str(source), idx))
     out = Inputs(problems=problems)
     for rank, (_, name, _, idx) in enumerate(sorted(indexed, key=lambda t: (t[0], t[1]))):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .capture import TCP_SYN
+from .packets import TCP_SYN
 
 Meta = tuple[int, int, int]  # (file rank, packet number, timestamp in ns) of the packet an event comes from
 

@@ -36,6 +36,36 @@ FRAMES: tuple[Column, ...] = (
     ("error", "string", "why the frame could not be decoded (the codec's exception class and message)"),
 )
 
+#: A row of FRAMES, in its column order: the builders below are the only places that order is spelled.
+FrameRow = tuple[Any, ...]
+
+
+def frame_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int | None,
+              frame_type: str, size: int, error: str | None) -> FrameRow:
+    """A frame with nothing decoded: body, heartbeat, an unknown type, or one whose decoding failed."""
+    return (file, packet, ts_us, connection, direction, offset, channel, frame_type, size,
+            None, None, None, None, None, None, None, error)
+
+
+def method_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int,
+               size: int, class_id: int, method_id: int, method: str, arguments: str, error: str | None) -> FrameRow:
+    return (file, packet, ts_us, connection, direction, offset, channel, "method", size,
+            class_id, method_id, method, arguments, None, None, None, error)
+
+
+def header_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int,
+               size: int, class_id: int, content_class: str | None, body_size: int, properties: str,
+               error: str | None) -> FrameRow:
+    return (file, packet, ts_us, connection, direction, offset, channel, "header", size,
+            class_id, None, None, None, content_class, body_size, properties, error)
+
+
+def protocol_header_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int,
+                        size: int) -> FrameRow:
+    return (file, packet, ts_us, connection, direction, offset, None, "protocol-header", size,
+            None, None, None, None, None, None, None, None)
+
+
 MESSAGES: tuple[Column, ...] = (
     ("connection", "string", "connection id"),
     ("direction", "string", "who sent the content"),

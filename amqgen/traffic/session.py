@@ -11,12 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .capture import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN, Segment
+from .capture import Segment
 from .codec import Codec
 from .conformance import C2S, CLIENT, S2C, SERVER, Checker, Message, header_text
 from .framing import Frame, Framer, ProtocolHeader, Skipped
+from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
 from .reassembly import DEFAULT_WINDOW, Data, Meta, Reassembler
-from .records import to_json
+from .records import FrameRow, frame_row, header_row, method_row, protocol_header_row, to_json
 
 #: Frames larger than this are taken as a lost frame boundary rather than buffered (16 MiB is far
 #: above any frame_max a broker accepts; RabbitMQ caps it at 128 KiB by default).
@@ -145,31 +146,29 @@ class Connection:
                 rank, packet, ts = it.meta
                 dec = it.decoded
                 ftype = it.ftype
-                row: tuple[Any, ...]
+                row: FrameRow
                 error = None if it.error is None else f"{it.error_kind}: {it.error}"
                 if dec is None:
-                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, error)
+                    row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
+                                    names.get(ftype, str(ftype)), it.size, error)
                 elif type(dec) is self._method_frame:
                     m = dec[1]
-                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "method",
-                           it.size, m.CLASS_ID, m.METHOD_ID, m.NAME,
-                           to_json({f: getattr(m, f) for f in m.FIELDS}), None, None, None, error)
+                    row = method_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
+                                     m.CLASS_ID, m.METHOD_ID, m.NAME, to_json({f: getattr(m, f) for f in m.FIELDS}),
+                                     error)
                 elif type(dec) is self._header_frame:
-                    props = dec[3]
-                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, "header",
-                           it.size, dec[1], None, None, None, self.codec.class_names.get(dec[1]), dec[2],
-                           to_json(_props(props)), error)
+                    row = header_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
+                                     dec[1], self.codec.class_names.get(dec[1]), dec[2], to_json(_props(dec[3])), error)
                 else:
-                    row = (files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                           names.get(ftype, str(ftype)), it.size, None, None, None, None, None, None, None, error)
+                    row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
+                                    names.get(ftype, str(ftype)), it.size, error)
                 frames.append(row)
                 self.frame_counts[d] += 1
                 checker.frame(d, it)
             elif type(it) is ProtocolHeader:
                 rank, packet, ts = it.meta
-                frames.append((files[rank], packet, ts // 1000, cid, direction, it.offset, None, "protocol-header",
-                               8, None, None, None, None, None, None, None, None))
+                frames.append(protocol_header_row(files[rank], packet, ts // 1000, cid, direction, it.offset,
+                                                  len(it.header)))
                 if d == CLIENT:
                     self.client_header = self.client_header or it.header
                 else:
