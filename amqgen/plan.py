@@ -25,9 +25,8 @@ from .model import PROPERTIES_PER_FLAG_WORD, WIRE_SIZES, Class, Field, Method, S
 #: octets of the length prefix of each variable-size wire type, and the longest value it can announce
 LENGTH_PREFIX: dict[str, int] = {"shortstr": 1, "longstr": 4, "table": 4}
 MAX_LENGTH: dict[str, int] = {"shortstr": 2**8 - 1, "longstr": 2**32 - 1, "table": 2**32 - 1}
-#: the continuation bit of a property flag word: another word follows
-FLAG_CONTINUATION = 0x0001
-FLAG_WORD_BITS = 0xFFFF
+FLAG_CONTINUATION = wire.FLAG_CONTINUATION
+FLAG_WORD_BITS = (1 << 8 * wire.FLAG_WORD_SIZE) - 1
 
 
 @dataclass(frozen=True)
@@ -133,6 +132,7 @@ class FramePlan:
     header: tuple[tuple[str, int], ...]  # (name, octets) of the frame header, in order
     method_id: tuple[tuple[str, int], ...]  # (name, octets) before a method's arguments
     content_header_prefix: int  # octets of a content header before its flag words
+    content_header_at: dict[str, int]  # offset of each content header field: class-id, weight, body-size
     method_type: int  # the frame type of a method frame
     end: int  # the frame-end octet
 
@@ -150,6 +150,8 @@ class CodecPlan:
     methods: tuple[MethodPlan, ...]
     properties: tuple[PropertiesPlan, ...]
     frame: FramePlan
+    flag_word_size: int = wire.FLAG_WORD_SIZE  # octets of a property flag word
+    flag_continuation: int = wire.FLAG_CONTINUATION  # its bit that says another word follows
 
     def method(self, full_name: str) -> MethodPlan:
         return next(mp for mp in self.methods if mp.method.full_name == full_name)
@@ -223,6 +225,14 @@ def properties_plan(c: Class) -> PropertiesPlan:
     return PropertiesPlan(c, tuple(words), props, cases)
 
 
+def _offsets(layout: tuple[tuple[str, int], ...]) -> dict[str, int]:
+    out, at = {}, 0
+    for name, size in layout:
+        out[name] = at
+        at += size
+    return out
+
+
 def frame_constant(spec: Spec, name: str) -> int:
     """The spec's value of a frame constant, or the one every family gives it (amqgen.wire)."""
     const = spec.constant_by_name.get(name)
@@ -240,6 +250,7 @@ def codec_plan(spec: Spec) -> CodecPlan:
             header=wire.FRAME_HEADER,
             method_id=wire.METHOD_ID,
             content_header_prefix=wire.HEADER_PREFIX,
+            content_header_at=_offsets(wire.CONTENT_HEADER),
             method_type=frame_constant(spec, "frame-method"),
             end=frame_constant(spec, "frame-end"),
         ),

@@ -29,8 +29,13 @@ FRAME_HEADER: tuple[tuple[str, int], ...] = (("type", 1), ("channel", 2), ("size
 FRAME_OVERHEAD = sum(n for _, n in FRAME_HEADER) + 1
 #: What a method frame's payload starts with, before the method's arguments.
 METHOD_ID: tuple[tuple[str, int], ...] = (("class-id", 2), ("method-id", 2))
+#: A content header payload before its property flags, field by field with its octets.
+CONTENT_HEADER: tuple[tuple[str, int], ...] = (("class-id", 2), ("weight", 2), ("body-size", 8))
 #: Octets of a content header payload before its property flags: class id, weight, body size.
-HEADER_PREFIX = 12
+HEADER_PREFIX = sum(n for _, n in CONTENT_HEADER)
+#: Octets of a property flag word, and its bit that says another word follows.
+FLAG_WORD_SIZE = 2
+FLAG_CONTINUATION = 0x0001
 #: Deepest nesting of field tables and arrays a decoder accepts (the outermost counts as 1).
 MAX_TABLE_DEPTH = 100
 

@@ -178,6 +178,7 @@ class PyProperties:
     fields: list[PyField]
     flag_words: int
     words: list[FlagWord]
+    p: dict[str, Any]  # the plan's properties (amqgen.plan.Property) by canonical name
 
 
 def _bits_expr(bits: list[tuple[PyField, int]], prefix: str) -> str:
@@ -361,7 +362,8 @@ class Planner:
             hi, lo = FlagOctet(f"hi{w.index}", names[w.index][:8]), FlagOctet(f"lo{w.index}", names[w.index][8:])
             test = [f"{o.local} & {m}" for o, m in ((hi, w.refuse >> 8), (lo, w.refuse & 0xFF)) if m]
             flag_words.append(FlagWord(hi, lo, " or ".join(test)))
-        return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, flag_words)
+        return PyProperties(c, self.naming.type(c.name, "properties"), fields, words, flag_words,
+                            {pr.field.name: pr for pr in pp.properties})
 
     # -- checks ---------------------------------------------------------------------------
     def checks(self, mp: Any, by_name: dict[str, PyField]) -> list[dict[str, Any]]:
