@@ -135,6 +135,7 @@ class FramePlan:
     content_header_at: dict[str, int]  # offset of each content header field: class-id, weight, body-size
     method_type: int  # the frame type of a method frame
     end: int  # the frame-end octet
+    protocol_header: bytes  # the spec's, e.g. b"AMQP\x00\x00\x09\x01"
 
     @property
     def header_size(self) -> int:
@@ -143,6 +144,16 @@ class FramePlan:
     @property
     def method_id_size(self) -> int:
         return sum(n for _, n in self.method_id)
+
+    @property
+    def method_start(self) -> int:
+        """Where a method frame's arguments start: after the frame header and the method id."""
+        return self.header_size + self.method_id_size
+
+    @property
+    def properties_start(self) -> int:
+        """Where a content header frame's flag words start: after the frame header and the header's prefix."""
+        return self.header_size + self.content_header_prefix
 
 
 @dataclass(frozen=True)
@@ -253,5 +264,6 @@ def codec_plan(spec: Spec) -> CodecPlan:
             content_header_at=_offsets(wire.CONTENT_HEADER),
             method_type=frame_constant(spec, "frame-method"),
             end=frame_constant(spec, "frame-end"),
+            protocol_header=spec.protocol_header,
         ),
     )
