@@ -15,7 +15,7 @@ an independent check of it (tests/test_plan.py measures every plan against the r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
@@ -161,6 +161,7 @@ class CodecPlan:
     methods: tuple[MethodPlan, ...]
     properties: tuple[PropertiesPlan, ...]
     frame: FramePlan
+    length_prefix: dict[str, int] = field(default_factory=lambda: dict(LENGTH_PREFIX))  # by variable-size type
     flag_word_size: int = wire.FLAG_WORD_SIZE  # octets of a property flag word
     flag_continuation: int = wire.FLAG_CONTINUATION  # its bit that says another word follows
 
