@@ -48,3 +48,10 @@ def test_mutated_frames_raise_only_decode_errors(java_build: Build, tmp_path: Pa
     proc = java(java_build, "Hostile", str(seed_file), "7", str(CASES), jvm=("-Xmx64m", "-Xss512k"), timeout=600)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
     assert proc.stdout.startswith(f"OK {CASES} mutated inputs from {n} seeds"), proc.stdout
+
+
+def test_frames_before_an_error_ride_on_it_and_the_reader_stays_failed(java_build: Build) -> None:
+    """Issue 18, item 1: a peer's connection.close followed by junk is not lost with the error, whole or split
+    feeds, array or ByteBuffer; every later feed throws DecodeException.Failed of the same kind."""
+    proc = java(java_build, "ReaderContract", timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK "), (proc.stdout + proc.stderr)[-4000:]

@@ -123,6 +123,42 @@ def test_truncated_frame_waits_then_completes(amqp091: ModuleType) -> None:
         assert len(got) == 1 and got[0].method.exchange == "ex"
 
 
+# A connection.close (reply 320, "bye"), built by hand, and junk after it: an unknown frame type.
+CLOSE_FRAME = frame(1, 0, method_payload(10, 50, (320).to_bytes(2, "big") + b"\x03bye" + bytes(4)))
+JUNK = b"\x09" + bytes(6) + b"\xce"
+
+
+@pytest.mark.parametrize("step", [0, 1, 3, 7])
+def test_frames_before_an_error_ride_on_it_and_the_reader_stays_failed(amqp091: ModuleType, step: int) -> None:
+    """Issue 18, item 1: the close that explains an error is not lost with it; the reader is sticky after."""
+    exc = amqp091.exceptions
+    data = PUBLISH_FRAME + CLOSE_FRAME + JUNK
+    reader = amqp091.frames.FrameReader()
+    got: list[Any] = []
+    step = step or len(data)
+    with pytest.raises(exc.FrameTypeError) as info:
+        for i in range(0, len(data), step):
+            got.extend(reader.feed(data[i : i + step]))
+    got.extend(info.value.frames)  # the frames the failing feed completed before the junk
+    assert [type(f.method).__name__ for f in got] == ["BasicPublish", "ConnectionClose"]
+    assert got[1].method.reply_code == 320 and got[1].method.reply_text == "bye"
+    for again in (PUBLISH_FRAME, b"", JUNK):
+        with pytest.raises(exc.FrameTypeError, match="failed earlier") as later:
+            reader.feed(again)
+        assert list(later.value.frames) == []
+    assert reader.buffered == 0
+
+
+def test_decode_frames_carries_the_frames_before_the_error(amqp091: ModuleType) -> None:
+    with pytest.raises(amqp091.exceptions.FrameTypeError) as info:
+        amqp091.frames.decode_frames(HEADER_FRAME + CLOSE_FRAME + JUNK)
+    assert [type(f).__name__ for f in info.value.frames] == ["HeaderFrame", "MethodFrame"]
+    assert info.value.offset == len(HEADER_FRAME + CLOSE_FRAME)
+    with pytest.raises(amqp091.exceptions.FrameTypeError) as first:
+        amqp091.frames.decode_frames(JUNK + CLOSE_FRAME)
+    assert list(first.value.frames) == [] and first.value.offset == 0
+
+
 @pytest.mark.parametrize("end", [b"\x00", b"\xcd", b"\xff", b"A"])
 def test_wrong_frame_end(amqp091: ModuleType, end: bytes) -> None:
     bad = PUBLISH_FRAME[:-1] + end

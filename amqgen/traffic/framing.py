@@ -201,6 +201,7 @@ class Framer:
             decoded = self.reader.feed(buf[start:stop])
         except Exception:  # noqa: BLE001 -- any failure is narrowed to its frame below
             decoded = None
+            self.reader = self.codec.frames.FrameReader(0)  # a failed reader stays failed
         if decoded is None or len(decoded) != len(run):
             for off, ftype, channel, size in run:
                 out.append(self._decode_one(buf, off, off + 7 + size, ftype, channel, size))

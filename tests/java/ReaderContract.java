@@ -1,0 +1,92 @@
+// FrameReader's error contract (package amqgen.rabbit), run by tests/test_java_hostile.py: the frames a feed
+// completes before a malformed frame ride on its DecodeException, and the reader stays failed after it.
+// Prints "OK <checks>" or "FAIL ..." and exits 1.
+
+import amqgen.rabbit.BasicPublish;
+import amqgen.rabbit.ConnectionClose;
+import amqgen.rabbit.DecodeException;
+import amqgen.rabbit.Dialect;
+import amqgen.rabbit.Frame;
+import amqgen.rabbit.FrameReader;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+public final class ReaderContract {
+    private static int checks;
+
+    private static void check(boolean ok, String what) {
+        if (!ok) {
+            System.out.println("FAIL " + what);
+            System.exit(1);
+        }
+        checks++;
+    }
+
+    private static byte[] frame(int type, int channel, byte[] payload) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(type);
+        out.write(channel >> 8);
+        out.write(channel);
+        for (int s = 24; s >= 0; s -= 8) {
+            out.write(payload.length >> s);
+        }
+        out.writeBytes(payload);
+        out.write(0xCE);
+        return out.toByteArray();
+    }
+
+    private static byte[] hex(String h) {
+        byte[] b = new byte[h.length() / 2];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) Integer.parseInt(h.substring(2 * i, 2 * i + 2), 16);
+        }
+        return b;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // basic.publish(exchange "ex", routing key "rk") and connection.close(320, "bye", 0, 0), by hand
+        byte[] publish = frame(1, 1, hex("003c0028" + "0000" + "026578" + "02726b" + "00"));
+        byte[] close = frame(1, 0, hex("000a0032" + "0140" + "03627965" + "0000" + "0000"));
+        byte[] junk = hex("0900000000000000ce");
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        all.writeBytes(publish);
+        all.writeBytes(close);
+        all.writeBytes(junk);
+        byte[] data = all.toByteArray();
+        for (int step : new int[] {data.length, 1, 3, 7}) {
+            for (boolean buffers : new boolean[] {false, true}) {
+                FrameReader reader = new FrameReader();
+                List<Frame> got = new ArrayList<>();
+                DecodeException error = null;
+                try {
+                    for (int i = 0; i < data.length; i += step) {
+                        int n = Math.min(step, data.length - i);
+                        got.addAll(buffers ? reader.feed(ByteBuffer.wrap(data, i, n).slice()) : reader.feed(data, i, n));
+                    }
+                } catch (DecodeException e) {
+                    error = e;
+                }
+                String where = "step " + step + (buffers ? " (ByteBuffer)" : " (array)");
+                check(error instanceof DecodeException.FrameType, where + ": a frame-type error, got " + error);
+                got.addAll(error.frames());
+                check(got.size() == 2, where + ": 2 frames before the junk, got " + got);
+                check(got.get(0) instanceof Frame.MethodFrame m0 && m0.method() instanceof BasicPublish, where + ": publish");
+                check(got.get(1) instanceof Frame.MethodFrame m1 && m1.method() instanceof ConnectionClose c
+                        && c.replyCode() == 320 && c.replyText().equals("bye"), where + ": the close, got " + got.get(1));
+                for (byte[] again : new byte[][] {publish, new byte[0], junk}) {
+                    try {
+                        reader.feed(again, 0, again.length);
+                        check(false, where + ": a feed after the error returned");
+                    } catch (DecodeException.Failed f) {
+                        check(f.kind() == DecodeException.Kind.FRAME_TYPE && f.getCause() == error
+                                && f.frames().isEmpty(), where + ": sticky " + f);
+                    }
+                }
+                check(reader.buffered() == 0, where + ": nothing held after the error");
+            }
+        }
+        System.out.println("OK " + checks + " checks");
+    }
+}
