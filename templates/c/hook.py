@@ -266,10 +266,6 @@ FILTERS = {"fnv": fnv, "ccomment": comment, "cinline": inline, "hex": _hex, "cby
 # The canonical text is what the generated runner's dump of a decoded value must equal. It is computed here from
 # the corpus's JSON values (never from C output), so a decoding mistake in C cannot hide.
 
-def _int_codes(dialect: str) -> dict[str, tuple[int, bool]]:
-    return {t.code: (t.size, t.signed) for t in TYPE_CODES[dialect] if t.kind == "int"}
-
-
 def canon_typed(tv: dict[str, Any], dialect: str) -> str:
     code, v = tv["type"], tv["value"]
     kind = next(t.kind for t in TYPE_CODES[dialect] if t.code == code)
@@ -365,7 +361,7 @@ def writer_calls(p: str, tv: dict[str, Any], dialect: str) -> list[str]:
             out += writer_calls(p, item, dialect)
         return out + [f"{p}_table_end_array(&w);"]
     if kind == "int":
-        signed = _int_codes(dialect)[code][1]
+        signed = ref.int_codes(dialect)[code][1]  # the reference codec's own table, not amqgen.wire's
         n = int(v)
         lit = (f"INT64_C({n})" if n != -(2 ** 63) else "INT64_MIN") if signed else f"UINT64_C({n})"
         stmt = f"fv.v.{'i' if signed else 'u'} = {lit};"
