@@ -4,10 +4,12 @@
 
 import amqgen.rabbit.BasicPublish;
 import amqgen.rabbit.ConnectionClose;
+import amqgen.rabbit.ConnectionTune;
 import amqgen.rabbit.DecodeException;
 import amqgen.rabbit.Dialect;
 import amqgen.rabbit.Frame;
 import amqgen.rabbit.FrameReader;
+import amqgen.rabbit.FrameWriter;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -87,6 +89,31 @@ public final class ReaderContract {
                 check(reader.buffered() == 0, where + ": nothing held after the error");
             }
         }
+        // frame_max as connection.tune gives it (a long) goes straight in (issue 18, item 8)
+        long tuned = new ConnectionTune(0, 4096L, 0).frameMax();
+        FrameReader capped = new FrameReader(tuned, Dialect.RABBITMQ);
+        check(capped.maxFrameSize() == 4096, "reader capped at the tuned frame_max");
+        try {
+            capped.feed(frame(3, 1, new byte[4096 - 7]), 0, 4096 + 1);
+            check(false, "a frame of 4097 octets passed a 4096 cap");
+        } catch (DecodeException.FrameSize e) {
+            check(e.frames().isEmpty(), "frame-size at the header");
+        }
+        capped = new FrameReader();
+        capped.setMaxFrameSize(0xFFFFFFFFL);
+        check(capped.maxFrameSize() == Integer.MAX_VALUE, "a frame_max over 2^31 - 1 counts as Integer.MAX_VALUE");
+        for (long bad : new long[] {-1L, 0x100000000L}) {
+            try {
+                capped.setMaxFrameSize(bad);
+                check(false, "frame_max " + bad + " accepted");
+            } catch (IllegalArgumentException e) {
+                check(true, "refused");
+            }
+        }
+        FrameWriter writer = new FrameWriter(tuned, Dialect.RABBITMQ);
+        check(writer.frameMax() == 4096, "writer capped at the tuned frame_max");
+        writer.setFrameMax(0L);
+        check(writer.frameMax() == 0, "writer: 0 is no limit");
         System.out.println("OK " + checks + " checks");
     }
 }
