@@ -459,6 +459,11 @@ class Builder:
                     f"{t.path} holds an entry of unknown type code 'Z'", tag=m.full_name)
                 add("invalid-utf8", "method", _with_raw_table(m, values, t, b"\x00\x00\x00\x04\x02\xc3\x28V", d),
                     f"{t.path} has a key that is not UTF-8", tag=m.full_name)
+                # two defects: the one met first in wire order is the kind (docs/vectors.md, "Which kind")
+                add("invalid-utf8", "method", _with_raw_table(m, values, t, b"\x00\x00\x00\x02\x01\xff", d),
+                    f"{t.path}: a key that is not UTF-8, then no type code in the table", tag=m.full_name)
+                add("table", "method", _with_raw_table(m, values, t, b"\x00\x00\x00\x03\x05\xff\xfe", d),
+                    f"{t.path}: a key running past the table, whose octets are not UTF-8 either", tag=m.full_name)
         first = spec.methods[0]
         add("truncated", "method", u16(first.class_index) + b"\x00", "a payload of 3 octets: no method id")
         add("truncated", "method", b"", "an empty payload")
