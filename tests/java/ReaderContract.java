@@ -114,6 +114,16 @@ public final class ReaderContract {
         check(writer.frameMax() == 4096, "writer capped at the tuned frame_max");
         writer.setFrameMax(0L);
         check(writer.frameMax() == 0, "writer: 0 is no limit");
+        // no limit (0) still refuses, at its header, a frame larger than a Java array holds (issue 18, item 2)
+        FrameReader open = new FrameReader(0, Dialect.RABBITMQ);
+        check(open.feed(hex("030001000003e8"), 0, 7).isEmpty() && open.buffered() == 7, "0: a 1000-octet frame waits");
+        open = new FrameReader(0, Dialect.RABBITMQ);
+        try {
+            open.feed(hex("0300017ffffff8"), 0, 7);
+            check(false, "a frame of 2^31 octets passed a reader with no limit");
+        } catch (DecodeException.FrameSize e) {
+            check(open.buffered() == 0, "frame-size at the header, nothing held: " + e.getMessage());
+        }
         System.out.println("OK " + checks + " checks");
     }
 }
