@@ -540,6 +540,14 @@ class Builder:
             "a method frame for a method the class lacks")
         add("unknown-class", "frame", ref.encode_frame(2, 1, u16(0xFFFF) + b"\x00" * 12),
             "a content header for class 65535")
+        # two defects, found by tests/test_differential.py: the payload ends inside the flag word, and the
+        # frame-end octet after it would name unknown properties; the cut is met first
+        if spec.content_classes:
+            cid = spec.content_classes[0].index
+            add("truncated", "frame", ref.encode_frame(2, 1, u16(cid) + b"\x00" * 10 + b"\x00"),
+                f"a content header for class {cid} whose payload ends after one octet of its flag word")
+        # the type octet is judged as soon as it arrives, before the rest of the header
+        add("frame-type", "frame", b"\x09\x00\x01", "frame type 9, three octets of a header")
 
         # -- tables
         table = "table"

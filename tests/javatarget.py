@@ -128,7 +128,7 @@ def build_all(root: Path) -> Build:
 
 
 def java(build: Build, main: str, *args: str, classpath: tuple[str, ...] = (), timeout: float = 300,
-         jvm: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+         jvm: tuple[str, ...] = (), input: str | None = None) -> subprocess.CompletedProcess[str]:
     exe = tool("java", "openjdk-17-jdk-headless")
     return subprocess.run([exe, *jvm, "-cp", build.classpath(*classpath), main, *args], capture_output=True,
-                          text=True, timeout=timeout, check=False)
+                          text=True, timeout=timeout, check=False, input=input)
