@@ -561,6 +561,12 @@ class Builder:
         add(table, table, b"\x00\x00\x00\x01\x01", "a key length octet and nothing after it")
         add(table, table, b"\x00\x00\x00\x07\x01aF\x00\x00\x00\x09", "a nested table longer than its parent")
         add(table, table, b"\x00\x00\x00\x07\x01aA\x00\x00\x00\x09", "a nested array longer than its parent")
+        # three defects, found by tests/test_differential.py: a nested table one octet longer than its parent,
+        # whose key is not UTF-8, and one octet after the parent; the nested table's length is met first
+        add(table, table, b"\x00\x00\x00\x0a\x01aF\x00\x00\x00\x04\x02\xc3\x28V",
+            "a nested table running one octet past its parent, holding a key that is not UTF-8")
+        add(table, table, b"\x00\x00\x00\x0a\x01aA\x00\x00\x00\x04F\x00\x00\x00\x09",
+            "a nested array running one octet past its parent, holding a table longer than the array")
         add(table, table, b"\x00\x00\x00\x09\x01aA\x00\x00\x00\x02I\x00", "an array item running past the array")
         add(table, table, b"\x00\x00\x00\x09\x01aS\x00\x00\x00\x10xy", "an S whose length runs past the table")
         add("invalid-utf8", table, b"\x00\x00\x00\x04\x02\xc3\x28V", "a key that is not UTF-8")

@@ -90,9 +90,21 @@ def mutate(seed: bytes, pool: list[bytes], r: random.Random) -> bytes:
 
 
 def inputs() -> list[bytes]:
+    """Half whole streams mutated (mostly caught by the frame checks), half method and header payloads mutated
+    inside a frame whose size and frame-end are then made right (reaching the argument and table checks)."""
     pool = seeds()
+    payloads = [(s[0], s[7:-1]) for s in pool if s[:1] in (b"\x01", b"\x02") and s[-1:] == b"\xce"
+                and int.from_bytes(s[3:7], "big") == len(s) - 8]
+    bodies = [p for _, p in payloads]
     r = random.Random(SEED)
-    return [mutate(r.choice(pool), pool, r) for _ in range(CASES)]
+    out = []
+    for i in range(CASES):
+        if i % 2:
+            ftype, payload = r.choice(payloads)
+            out.append(_frame(ftype, mutate(payload, bodies, r)))
+        else:
+            out.append(mutate(r.choice(pool), pool, r))
+    return out
 
 
 def python_kinds(pkg: ModuleType) -> dict[type, str]:
