@@ -329,7 +329,7 @@ def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | No
         return
     report = write_file(out, text.encode("utf-8"))
     _warn_count(spec)
-    counts = ", ".join(f"{len(doc[k])} {k}" for k in ("methods", "properties", "frames", "tables", "malformed"))
+    counts = ", ".join(f"{len(doc[k])} {k}" for k in ("methods", "properties", "frames", "tables", "malformed", "accepted"))
     click.echo(f"{out}: {'written' if report else 'unchanged'} ({counts} cases)")
 
 

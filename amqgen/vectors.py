@@ -297,6 +297,41 @@ class Builder:
                             "bytes": _hex(data)})
         return out
 
+    def accepted(self) -> list[dict[str, Any]]:
+        """Inputs a decoder accepts although they are not the canonical encoding of what they carry: bit octets
+        with their unused bits set. The spec packs bits "from the low bit" and says nothing of the rest;
+        RabbitMQ, pika, librabbitmq and the Java client read the bits they know and ignore the others, so a
+        decoder accepts them, and re-encoding gives ``canonical`` (the unused bits zero). docs/vectors.md."""
+        out = []
+        for m in self.spec.methods:
+            bits = [f for f in m.fields if f.type == "bit"]
+            if not bits:
+                continue
+            pattern = method_value_sets(m, self.dialect)[2][1]
+            for name, on in (("unused-bits/bits-off", False), ("unused-bits/bits-on", True)):
+                values = {**pattern, **{f.name: on for f in bits}}
+                canonical = ref.encode_method(m, values, self.dialect)
+                # the bit octets are where the encodings with every bit off and every bit on differ; the
+                # reference codec finds them, so no plan is consulted
+                off = ref.encode_method(m, {**values, **{f.name: False for f in bits}}, self.dialect)
+                full = ref.encode_method(m, {**values, **{f.name: True for f in bits}}, self.dialect)
+                data = bytearray(canonical)
+                for i, (a, b) in enumerate(zip(off, full, strict=True)):
+                    if a != b:
+                        data[i] |= ~(a ^ b) & 0xFF
+                if bytes(data) == canonical:  # every bit octet is full
+                    continue
+                got_m, got = ref.decode_method(self.spec, bytes(data), self.dialect)
+                if got_m is not m or ref.encode_method(m, got, self.dialect) != canonical:
+                    raise AssertionError(f"{m.full_name}: unused bits set do not decode to the same values")
+                out.append({"id": self._id(f"accepted/{m.full_name}/{name}"), "input": "method",
+                            "method": m.full_name, "class_id": m.class_index, "method_id": m.index,
+                            "values": values_json(m.fields, values, self.dialect), "bytes": _hex(bytes(data)),
+                            "canonical": _hex(canonical),
+                            "why": f"every unused bit of {m.full_name}'s bit octets set, its bits "
+                                   f"{'set' if on else 'clear'}"})
+        return out
+
     def _content_methods(self) -> list[Method]:
         return [m for m in self.spec.methods if m.content and self.spec.class_by_name[m.class_name].has_content]
 
@@ -652,6 +687,7 @@ def corpus(spec: Spec, dialect: str = "rabbitmq") -> dict[str, Any]:
             "frames": b.frames(),
             "tables": b.tables(),
             "malformed": b.malformed(),
+            "accepted": b.accepted(),
         }
     except (AssertionError, ValueError, KeyError) as e:  # a bug in amqgen, not the user's input
         raise AmqgenError(f"cannot build the corpus for {spec.name}: {type(e).__name__}: {e}") from e
@@ -720,7 +756,7 @@ def json_schema() -> dict[str, Any]:
         "title": "amqgen conformance corpus (amqgen vectors), version 1",
         "type": "object",
         "required": ["format", "version", "generator", "spec", "dialect", "protocol_header", "limits", "type_codes",
-                     "error_kinds", "methods", "properties", "frames", "tables", "malformed"],
+                     "error_kinds", "methods", "properties", "frames", "tables", "malformed", "accepted"],
         "properties": {
             "format": {"const": FORMAT},
             "version": {"const": VERSION},
@@ -773,6 +809,13 @@ def json_schema() -> dict[str, Any]:
                 "properties": {"id": case_id, "kind": {"enum": list(ERROR_KINDS)}, "input": {"enum": list(INPUTS)},
                                "bytes": hexs, "why": {"type": "string"},
                                "frame_max": {"type": "integer", "minimum": 0}}}},
+            "accepted": {"type": "array", "items": {
+                "type": "object", "required": ["id", "input", "method", "class_id", "method_id", "values", "bytes",
+                                               "canonical", "why"],
+                "additionalProperties": False,
+                "properties": {"id": case_id, "input": {"const": "method"}, "method": {"type": "string"},
+                               "class_id": {"type": "integer"}, "method_id": {"type": "integer"}, "values": values,
+                               "bytes": hexs, "canonical": hexs, "why": {"type": "string"}}}},
         },
         "$defs": {
             "table": {"type": "array", "items": {

@@ -49,7 +49,7 @@ def expected_count(case: Case, dialect: str) -> int:
     spec = load_spec(case.path)
     doc = vectors_module.corpus(spec, dialect)
     messages = sum(1 for f in doc["frames"] if "message" in f)
-    corpus = sum(len(doc[k]) for k in ("methods", "properties", "frames", "tables", "malformed")) + messages
+    corpus = sum(len(doc[k]) for k in ("methods", "properties", "frames", "tables", "malformed", "accepted")) + messages
     return corpus + 2 * len(spec.methods) + 2 * len(spec.content_classes)
 
 

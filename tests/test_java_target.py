@@ -51,8 +51,8 @@ def test_generated_junit_tests_pass_for_every_spec(java_build: Build) -> None:
     found = re.search(r"(\d+) tests successful", out)
     failed = re.search(r"(\d+) tests failed", out)
     assert proc.returncode == 0 and failed and failed.group(1) == "0", out[-8000:]
-    # 10 corpus tests (5 sections x 2 dialects) per spec, plus one round trip per method and content class
-    want = sum(10 + len(load_spec(c.path).methods) + len(load_spec(c.path).content_classes) for c in CASES)
+    # 12 corpus tests (6 sections x 2 dialects) per spec, plus one round trip per method and content class
+    want = sum(12 + len(load_spec(c.path).methods) + len(load_spec(c.path).content_classes) for c in CASES)
     assert found and int(found.group(1)) == want, out[-3000:]
 
 
@@ -140,6 +140,6 @@ def test_maven_builds_and_tests_offline(tmp_path: Path) -> None:
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "BUILD SUCCESS" in log, log[-6000:]
     spec = load_spec(case.path)
-    total = 10 + len(spec.methods) + len(spec.content_classes)
+    total = 12 + len(spec.methods) + len(spec.content_classes)  # 6 corpus sections x 2 dialects
     assert f"Tests run: {total}, Failures: 0, Errors: 0, Skipped: 0" in log, log[-4000:]
     assert (out / "target" / f"{case.package.replace('.', '-')}-{__version__}.jar").is_file()

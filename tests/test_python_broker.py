@@ -192,6 +192,43 @@ def test_broker_reports_errors_through_generated_exceptions(amqp091: ModuleType)
     close_connection(w)
 
 
+def test_broker_accepts_unused_bits_of_a_bit_octet(amqp091: ModuleType) -> None:
+    """Issue 18, item 4 (docs/vectors.md, `accepted`): RabbitMQ reads the bits of basic.publish's flags octet it
+    knows and ignores the six unused ones: a publish with 0xfc is routed as an ordinary one, and with 0xfd
+    (mandatory and the unused bits) an unroutable message comes back as mandatory. The generated decoders
+    accept the same octets the same way (the corpus's `accepted` cases)."""
+    try:
+        w, _ = open_connection(amqp091, HOST, PORT, USER, PASSWORD)
+    except AssertionError as e:
+        pytest.fail(f"RabbitMQ broker test needs a broker on {HOST}:{PORT}: {e}")
+    w.call(1, w.m("channel.open"))
+    queue = f"amqgen.bits.{uuid.uuid4().hex}"
+    w.call(1, w.m("queue.declare", queue=queue, exclusive=True))
+    props = amqp091.properties.BasicProperties(message_id="bits")
+
+    def publish(routing_key: str, mandatory: bool, unused: int) -> None:
+        data = bytearray(amqp091.frames.encode_message(
+            1, w.m("basic.publish", exchange="", routing_key=routing_key, mandatory=mandatory), props, b"body", 4096))
+        flags = 7 + int.from_bytes(data[3:7], "big") - 1  # the method frame's last payload octet: the flags
+        assert data[flags] == int(mandatory)
+        data[flags] |= unused
+        sent = amqp091.frames.FrameReader(4096).feed(bytes(data))[0].method  # our decoder accepts it too
+        assert (sent.mandatory, sent.immediate) == (mandatory, False)
+        w.send_raw(bytes(data))
+
+    publish(queue, False, 0xFC)
+    ok = w.call(1, w.m("basic.get", queue=queue, no_ack=True))
+    assert ok.NAME == "basic.get-ok" and ok.routing_key == queue
+    header = w.next_frame()
+    body = w.next_frame()
+    assert header.properties.message_id == "bits" and bytes(body.payload) == b"body"
+    publish(f"nowhere.{uuid.uuid4().hex}", True, 0xFC)
+    ret, header, got = w.read_message(1, "basic.return")
+    assert (ret.reply_code, ret.reply_text) == (312, "NO_ROUTE") and got == b"body"
+    w.call(1, w.m("channel.close", reply_code=200, reply_text="", class_id=0, method_id=0))
+    close_connection(w)
+
+
 def _example_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update({"AMQP_HOST": HOST, "AMQP_PORT": str(PORT), "AMQP_USER": USER, "AMQP_PASSWORD": PASSWORD})

@@ -87,6 +87,23 @@ def test_peers_decode_every_method_case_and_encode_what_they_can(peer_spec: tupl
     assert r.compared["pamqp:method-encode"] > n // 2
 
 
+def test_peers_accept_unused_bits_and_encode_them_as_zero(peer_spec: tuple[Spec, dict[str, Any]]) -> None:
+    """The `accepted` section (docs/vectors.md): pika and pamqp decode each bit octet with its unused bits set
+    to the case's values, and encode those values to the case's canonical octets."""
+    spec, doc = peer_spec
+    cases = doc["accepted"]
+    assert any(c["method"] == "basic.publish" and c["bytes"].endswith("fc") for c in cases)
+    # two per method with bit arguments (no method of these specs fills a bit octet)
+    assert len(cases) == 2 * sum(1 for m in spec.methods if any(f.type == "bit" for f in m.fields))
+    as_sent = check_methods({"methods": cases}, fields_of(spec))
+    # decoding the octets as sent: no problem; encoding gives other octets (the canonical ones) by design
+    assert all("encodes to other octets" in p for p in as_sent.problems), as_sent.problems[:5]
+    assert as_sent.compared["pika:method-decode"] == as_sent.compared["pamqp:method-decode"] == len(cases)
+    canonical = check_methods({"methods": [dict(c, bytes=c["canonical"]) for c in cases]}, fields_of(spec))
+    assert not canonical.problems, canonical.problems[:5]
+    assert canonical.compared["pika:method-encode"] == len(cases)
+
+
 def test_peers_decode_every_properties_case(peer_spec: tuple[Spec, dict[str, Any]]) -> None:
     spec, doc = peer_spec
     r = check_properties(doc, basic_properties(spec))
@@ -307,7 +324,7 @@ def test_every_kind_has_cases_and_ids_are_unique() -> None:
             kinds = {c["kind"] for c in doc["malformed"]}
             assert kinds == set(vectors.ERROR_KINDS) == set(doc["error_kinds"])
             assert {c["input"] for c in doc["malformed"]} == set(vectors.INPUTS)
-            ids = [c["id"] for s in ("methods", "properties", "frames", "tables", "malformed") for c in doc[s]]
+            ids = [c["id"] for s in ("methods", "properties", "frames", "tables", "malformed", "accepted") for c in doc[s]]
             assert len(ids) == len(set(ids))
             assert {c["method"] for c in doc["methods"]} == {m.full_name for m in spec.methods}
             assert {c["class"] for c in doc["properties"]} == {c.name for c in spec.content_classes}
