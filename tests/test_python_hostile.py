@@ -182,6 +182,32 @@ def test_frame_size_over_the_limit_fails_at_the_header(amqp091: ModuleType) -> N
     assert len(feed_all(amqp091, frame(3, 1, b"x" * (4096 - 8)), max_frame_size=4096)) == 1
 
 
+def test_memory_before_tune_is_bounded(amqp091: ModuleType) -> None:
+    """Issue 18, item 2: a reader made with no arguments (before tune) refuses a header announcing 2 GiB at once,
+    and even with no limit (0) holds only the octets that arrived, never what a header announced."""
+    import tracemalloc
+
+    fr = amqp091.frames
+    assert fr.FrameReader().max_frame_size == fr.DEFAULT_MAX_FRAME_SIZE == 131072
+    assert amqp091.FRAME_MIN_SIZE == 4096
+    for reader in (fr.FrameReader(), fr.FrameReader(amqp091.FRAME_MIN_SIZE)):
+        with pytest.raises(amqp091.exceptions.FrameSizeError) as info:
+            reader.feed(struct.pack(">BHI", 3, 1, 2**31))
+        assert info.value.frames == [] and reader.buffered == 0
+    reader = fr.FrameReader(0)
+    chunk = b"\xab" * 65536
+    tracemalloc.start()
+    try:
+        assert reader.feed(struct.pack(">BHI", 3, 1, 2**31)) == []
+        for _ in range(16):
+            assert reader.feed(chunk) == []
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert reader.buffered == 7 + 16 * 65536
+    assert peak < 2 * reader.buffered + (1 << 20), f"{peak} octets held for {reader.buffered} received"
+
+
 @pytest.mark.parametrize("ftype", [0, 4, 5, 9, 255])
 def test_unknown_frame_type(amqp091: ModuleType, ftype: int) -> None:
     with pytest.raises(amqp091.exceptions.FrameTypeError):
