@@ -268,7 +268,7 @@ public final class BrokerRun {
                 if (!(bf instanceof Frame.BodyFrame)) {
                     throw new IllegalStateException("message " + i + ": expected a body frame, got " + bf);
                 }
-                body.writeBytes(((Frame.BodyFrame) bf).payload().toByteArray());
+                ((Frame.BodyFrame) bf).payload().writeTo(body);  // no second copy of the payload
             }
             if (!Arrays.equals(bodies.get(i), body.toByteArray())) {
                 throw new IllegalStateException("message " + i + ": body differs (" + body.size() + " of " + bodies.get(i).length + " octets)");

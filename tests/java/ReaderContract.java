@@ -39,6 +39,13 @@ public final class ReaderContract {
         return out.toByteArray();
     }
 
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+
+    private static long allocated() {
+        return THREADS.getThreadAllocatedBytes(Thread.currentThread().getId());
+    }
+
     private static byte[] hex(String h) {
         byte[] b = new byte[h.length() / 2];
         for (int i = 0; i < b.length; i++) {
@@ -124,6 +131,31 @@ public final class ReaderContract {
         } catch (DecodeException.FrameSize e) {
             check(open.buffered() == 0, "frame-size at the header, nothing held: " + e.getMessage());
         }
+        // a body frame's payload is copied once, from the input into its Bytes; reading it needs no second copy
+        // (issue 18, item 8): a read-only view, or straight into the caller's stream or array
+        byte[] big = new byte[1 << 20];
+        new java.util.Random(18).nextBytes(big);
+        byte[] bodyFrame = frame(3, 1, big);
+        FrameReader bodies = new FrameReader(0, Dialect.RABBITMQ);
+        long before = allocated();
+        List<Frame> one = bodies.feed(bodyFrame, 0, bodyFrame.length);
+        long feedCost = allocated() - before;
+        check(feedCost < big.length + (64 << 10), "one copy of a 1 MiB body in feed, allocated " + feedCost);
+        amqgen.rabbit.Bytes payload = ((Frame.BodyFrame) one.get(0)).payload();
+        before = allocated();
+        ByteBuffer view = payload.asReadOnlyByteBuffer();
+        long viewCost = allocated() - before;
+        check(view.isReadOnly() && view.remaining() == big.length && view.get(0) == big[0]
+                && view.get(big.length - 1) == big[big.length - 1], "a read-only view of the payload");
+        check(viewCost < 1024, "the view copies nothing, allocated " + viewCost);
+        ByteArrayOutputStream sink = new ByteArrayOutputStream(big.length);
+        before = allocated();
+        payload.writeTo(sink);
+        long writeCost = allocated() - before;
+        check(writeCost < 1024 && java.util.Arrays.equals(sink.toByteArray(), big), "writeTo copies nothing, allocated " + writeCost);
+        byte[] message = new byte[big.length + 1];
+        payload.copyTo(message, 1);
+        check(java.util.Arrays.equals(message, 1, message.length, big, 0, big.length), "copyTo, at an offset");
         System.out.println("OK " + checks + " checks");
     }
 }
