@@ -85,11 +85,11 @@ static uint8_t reader_storage[FRAME_MAX];
 static volatile size_t sink;
 
 /* one call per table entry (key and value); literal lengths by sizeof, as for the struct fields */
-#define ADD_STR(w, k, v) F(_table_add_str)(w, SL(k), (const uint8_t *)(v), sizeof(v) - 1)
+#define ADD_STR(w, k, v) F(_table_add_str)(w, K(_LIT)(k), K(_LIT)(v))
 static void add_str(F(_table_writer_t) * w, const char *k, const char *s) {
-  F(_table_add_str)(w, k, strlen(k), (const uint8_t *)s, strlen(s));
+  F(_table_add_str)(w, F(_cstring)(k), F(_cstring)(s));
 }
-static void add_int(F(_table_writer_t) * w, const char *k, int32_t i) { F(_table_add_i32)(w, k, strlen(k), i); }
+static void add_int(F(_table_writer_t) * w, const char *k, int32_t i) { F(_table_add_i32)(w, F(_cstring)(k), i); }
 
 /* case 1: the application fills its structs and builds the headers table each time */
 size_t F(_op_encode_publish)(uint8_t *out, size_t cap) {
@@ -107,7 +107,7 @@ size_t F(_op_encode_publish)(uint8_t *out, size_t cap) {
   F(_table_writer_init)(&w, headers, sizeof headers);
   ADD_STR(&w, "source", H_SOURCE);
   ADD_STR(&w, "trace-id", H_TRACE);
-  F(_table_add_bool)(&w, SL("urgent"), true);
+  F(_table_add_bool)(&w, K(_LIT)("urgent"), true);
   memset(&h, 0, sizeof h);
   h.class_id = K(_CLASS_BASIC);
   if (F(_table_writer_finish)(&w, &h.u.basic.headers) != K(_OK)) return 0;

@@ -109,7 +109,7 @@ def test_rules_registry(tmp_path: Path) -> None:
         f"  r = amqpc_rule_find({_c_string(must.id)});\n"
         "  if (r == NULL) return 1;\n"
         "  printf(\"%u %s %s %s %d\\n\", (unsigned)amqpc_rule_count, r->id, r->level, r->on_failure, r->on_failure_code);\n"
-        "  if (amqpc_rule_register(&reg, \"no.such.rule\", pass_rule) != AMQPC_ERR_VALUE) return 2;\n"
+        "  if (amqpc_rule_register(&reg, \"no.such.rule\", pass_rule) != AMQPC_ERR_UNKNOWN_ID) return 2;\n"
         f"  if (amqpc_rule_register(&reg, {_c_string(first.id)}, pass_rule) != AMQPC_OK) return 3;\n"
         f"  if (amqpc_rule_register(&reg, {_c_string(must.id)}, fail_rule) != AMQPC_OK) return 4;\n"
         "  int rc = amqpc_rule_run_all(&reg, NULL, &failed);\n"

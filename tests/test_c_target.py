@@ -476,15 +476,18 @@ int main(void) {
   body[39] = 0xce;
   amqpc_reader_init(&r, storage, 16, 0);
   amqpc_reader_feed(&r, body, 10);
-  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
-  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_STORAGE); /* within frame_max: the storage is short */
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_STORAGE);
+  amqpc_reader_init(&r, storage, 16, 39);
+  amqpc_reader_feed(&r, body, 10);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_FRAME_SIZE); /* over frame_max: the peer's fault */
   amqpc_reader_init(&r, storage, sizeof storage, 0);
   amqpc_reader_feed(&r, body, 40);
   CHECK(amqpc_reader_next(&r, &f) == AMQPC_OK && f.payload.len == 32 && f.payload.bytes == body + 7);
   CHECK(amqpc_reader_next(&r, &f) == AMQPC_INCOMPLETE);
   amqpc_reader_feed(&r, body, 40);
   amqpc_reader_feed(&r, body, 40);
-  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_VALUE);
+  CHECK(amqpc_reader_next(&r, &f) == AMQPC_ERR_MISUSE);
   /* encoders: values the wire cannot carry, and every buffer too small */
   amqpc_method_t m; memset(&m, 0, sizeof m);
   m.id = AMQPC_BASIC_PUBLISH;
@@ -493,11 +496,11 @@ int main(void) {
   m.u.basic_publish.routing_key.len = 255;
   CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_OK && n == 4 + 2 + 1 + 256 + 1);
   m.id = 0xffff0001u;
-  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_VALUE);
+  CHECK(amqpc_method_encode(&m, buf + 1024, 4096, &n) == AMQPC_ERR_UNKNOWN_ID);
   amqpc_content_header_t h; memset(&h, 0, sizeof h);
   h.class_id = AMQPC_CLASS_BASIC;
   h.u.basic.flags = (uint64_t)1 << 14;
-  CHECK(amqpc_content_header_encode(&h, buf, sizeof buf, &n) == AMQPC_ERR_VALUE);
+  CHECK(amqpc_content_header_encode(&h, buf, sizeof buf, &n) == AMQPC_ERR_UNKNOWN_ID);
   h.u.basic.flags = AMQPC_BASIC_DELIVERY_MODE_FLAG; h.u.basic.delivery_mode = 2;
   m.id = AMQPC_BASIC_PUBLISH; m.u.basic_publish.routing_key.len = 3;
   size_t whole = 0;
@@ -507,20 +510,23 @@ int main(void) {
   CHECK(h.body_size == 10000);
   for (size_t cap = 0; cap < whole; cap += 97)
     CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 4096, buf + 20000, cap, &n) == AMQPC_ERR_NO_SPACE);
-  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 8, buf + 20000, 40000, &n) == AMQPC_ERR_VALUE);
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 8, buf + 20000, 40000, &n) == AMQPC_ERR_FRAME_MAX);
+  CHECK(amqpc_message_encode(1, &m, &h, buf, 10000, 20, buf + 20000, 40000, &n) == AMQPC_ERR_FRAME_MAX);
   /* the table writer: misuse is reported by finish, nesting is bounded */
   amqpc_table_writer_t w; amqpc_table_t t; amqpc_field_value_t v; memset(&v, 0, sizeof v);
   v.type = 'I'; v.v.i = -1;
   amqpc_table_writer_init(&w, buf, 100); amqpc_table_put(&w, &v);
-  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_array_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1);
-  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_begin_array(&w);
-  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_table_writer_init(&w, buf, 5); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_MISUSE);
+  amqpc_array_writer_init(&w, buf, 100); amqpc_table_put_key(&w, AMQPC_LIT("k"));
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_MISUSE);
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, AMQPC_LIT("k")); amqpc_table_begin_array(&w);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_MISUSE);
+  amqpc_table_writer_init(&w, buf, 5); amqpc_table_put_key(&w, AMQPC_LIT("k")); amqpc_table_put(&w, &v);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_NO_SPACE);
+  amqpc_table_writer_init(&w, buf, 300); amqpc_table_put_key(&w, (amqpc_bytes_t){buf + 1024, 256});
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
   v.type = '?';
-  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_put(&w, &v);
+  amqpc_table_writer_init(&w, buf, 100); amqpc_table_put_key(&w, AMQPC_LIT("k")); amqpc_table_put(&w, &v);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
   amqpc_array_writer_init(&w, buf, sizeof buf);
   for (int i = 1; i < 100; i++) amqpc_table_begin_array(&w);
@@ -538,35 +544,37 @@ int main(void) {
   for (size_t cap = 0; cap <= sizeof three; cap++) {
     memset(tb, 0xAA, 64);
     amqpc_table_writer_init(&w, tb, cap);
-    amqpc_table_add_str(&w, "ab", 2, (const uint8_t *)"xyz", 3);
-    amqpc_table_add_bool(&w, "t", 1, true);
-    amqpc_table_add_i32(&w, "i", 1, -2);
+    amqpc_table_add_str(&w, AMQPC_LIT("ab"), amqpc_cstring("xyz"));
+    amqpc_table_add_bool(&w, amqpc_cstring("t"), true);
+    amqpc_table_add_i32(&w, AMQPC_LIT("i"), -2);
     int st = amqpc_table_writer_finish(&w, &t);
     CHECK(st == (cap == sizeof three ? AMQPC_OK : AMQPC_ERR_NO_SPACE));
     CHECK(tb[cap] == 0xAA);
   }
   CHECK(t.len == sizeof three && memcmp(t.bytes, three, sizeof three) == 0);
   static const uint8_t nested[] = {1, 'n', 'F', 0, 0, 0, 10, 1, 'b', 't', 0, 0, 'S', 0, 0, 0, 0, 1, 'e', 'S', 0, 0, 0, 0};
-  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, "n", 1); amqpc_table_begin_table(&w);
-  amqpc_table_add_bool(&w, "b", 1, false); amqpc_table_add_str(&w, NULL, 0, NULL, 0); amqpc_table_end_table(&w);
-  amqpc_table_add_str(&w, "e", 1, NULL, 0);
+  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, AMQPC_LIT("n")); amqpc_table_begin_table(&w);
+  amqpc_table_add_bool(&w, AMQPC_LIT("b"), false); amqpc_table_add_str(&w, amqpc_cstring(NULL), amqpc_cstring(NULL));
+  amqpc_table_end_table(&w);
+  amqpc_table_add_str(&w, AMQPC_LIT("e"), AMQPC_LIT(""));
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == sizeof nested && memcmp(t.bytes, nested, t.len) == 0);
-  amqpc_array_writer_init(&w, tb, 100); amqpc_table_add_bool(&w, "k", 1, true);
+  amqpc_array_writer_init(&w, tb, 100); amqpc_table_add_bool(&w, AMQPC_LIT("k"), true);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_MISUSE);
+  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, AMQPC_LIT("k")); amqpc_table_add_i32(&w, AMQPC_LIT("j"), 1);
+  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_MISUSE);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (amqpc_bytes_t){buf + 4096, 256}, 1);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_table_writer_init(&w, tb, 100); amqpc_table_put_key(&w, "k", 1); amqpc_table_add_i32(&w, "j", 1, 1);
-  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (const char *)buf + 4096, 256, 1);
-  CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
-  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (const char *)buf + 4096, 255, 1);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_i32(&w, (amqpc_bytes_t){buf + 4096, 255}, 1);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_OK && t.len == 1 + 255 + 5);
   /* errors are sticky: the first is kept and nothing more is written */
-  amqpc_table_writer_init(&w, tb, 8); amqpc_table_add_str(&w, "k", 1, buf + 4096, 100); amqpc_table_add_bool(&w, "b", 1, true);
+  amqpc_table_writer_init(&w, tb, 8); amqpc_table_add_str(&w, AMQPC_LIT("k"), (amqpc_bytes_t){buf + 4096, 100});
+  amqpc_table_add_bool(&w, AMQPC_LIT("b"), true);
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_NO_SPACE && w.pos == 0);
 #if SIZE_MAX > 0xFFFFFFFFu
-  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, "k", 1, buf, (size_t)0x100000000u);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, AMQPC_LIT("k"), (amqpc_bytes_t){buf, (size_t)0x100000000u});
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
 #endif
-  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, "k", 1, buf, SIZE_MAX);
+  amqpc_table_writer_init(&w, tb, 4096); amqpc_table_add_str(&w, AMQPC_LIT("k"), (amqpc_bytes_t){buf, SIZE_MAX});
   CHECK(amqpc_table_writer_finish(&w, &t) == AMQPC_ERR_VALUE);
   /* properties decoded into a reused struct (all present before, then garbage): every member of an absent
      property is zero afterwards, so none points into an earlier, possibly freed, input */
@@ -637,13 +645,14 @@ def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
 def test_library_is_warning_clean_for_32_bit_targets(c_build: Build, tmp_path: Path) -> None:
     """size_t of 32 bits (i686, ARMv7): the library still compiles under the strict warnings (-Wconversion
     catches a 64-bit length squeezed into size_t). Freestanding, syntax only: Debian has no 32-bit libc headers
-    here, so string.h is a stand-in declaring the six functions the library uses."""
+    here, so string.h is a stand-in declaring the seven functions the library uses."""
     include = tmp_path / "include"
     include.mkdir()
     (include / "string.h").write_text(
         "#include <stddef.h>\nvoid *memcpy(void *, const void *, size_t);\nvoid *memmove(void *, const void *, size_t);\n"
         "void *memset(void *, int, size_t);\nvoid *memchr(const void *, int, size_t);\n"
-        "int memcmp(const void *, const void *, size_t);\nint strcmp(const char *, const char *);\n")
+        "int memcmp(const void *, const void *, size_t);\nint strcmp(const char *, const char *);\n"
+        "size_t strlen(const char *);\n")
     resource = subprocess.run([tool("clang"), "-print-resource-dir"], capture_output=True, text=True,
                               check=True).stdout.strip()
     problems = []

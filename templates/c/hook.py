@@ -13,7 +13,7 @@ from amqgen.errors import RenderError
 from amqgen import refcodec as ref
 from amqgen.plan import codec_plan
 from amqgen.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
-from amqgen.vectors import table_from_json
+from amqgen.vectors import ERROR_KINDS, table_from_json
 from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
 
 #: wire type -> C type of a struct member
@@ -23,22 +23,44 @@ C_TYPE = {
 }
 #: fixed-size wire types: the suffix of their internal get/put helpers
 FIXED = {"octet": "8", "short": "16", "long": "32", "longlong": "64", "timestamp": "64"}
+#: wire type -> the code the decode-error locator's field tables use (methods.c: locate_field_)
+WIRE_CODE = {"octet": "o", "short": "s", "long": "l", "longlong": "L", "timestamp": "L", "shortstr": "S",
+             "longstr": "X", "table": "F", "bit": "b"}
 #: the largest value of each integer wire type, as a C literal (round-trip tests)
 INT_MAX = {"octet": "255u", "short": "65535u", "long": "4294967295u", "longlong": "UINT64_MAX",
            "timestamp": "UINT64_MAX"}
 #: what the rest of the pack declares at file scope besides spec names (suffixes after "P_" / "PU_")
 FIXED_FUNCTIONS = ("bytes", "table", "array", "decimal", "field_value", "table_iter", "table_writer", "frame",
                    "reader", "method", "content_header", "status_name", "method_name", "method_has_content",
-                   "reply_name", "reply_class", "class_name", "protocol_header", "utf8_valid")
+                   "reply_name", "reply_class", "class_name", "protocol_header", "utf8_valid", "strerror", "cstring",
+                   "table_get", "method_copy", "content_header_copy", "decode_error", "method_decode_where",
+                   "content_header_decode_where")
+
+#: the status codes: decoders' errors are the corpus's kinds, in the corpus's order (-1 to -11, kept stable);
+#: then the library's own, each for one cause. (enum suffix, value, name, what it means)
+STATUSES = (
+    ("OK", 0, "ok", "success"),
+    ("INCOMPLETE", 1, "incomplete", "the frame reader needs more input (not an error)"),
+    *((f"ERR_{k.replace('-', '_').upper()}", -1 - i, k, text) for i, (k, text) in enumerate(ERROR_KINDS.items())),
+    ("ERR_NO_SPACE", -12, "no-space", "the caller's buffer or storage is too small for what is written into it"),
+    ("ERR_VALUE", -13, "value", "a value the wire cannot carry: a short string or table key over 255 octets, a long "
+     "string, table or frame payload over 4 GiB, a table nested deeper than the limit, a type code the dialect lacks"),
+    ("ERR_MISUSE", -14, "misuse", "a call out of order: a table value without its key or a key in an array, "
+     "unbalanced begin and end, finishing an open table, feeding a reader before next() returned incomplete"),
+    ("ERR_UNKNOWN_ID", -15, "unknown-id", "a method id, content class, property flag or rule id the spec does not "
+     "define, given to an encoder or registry"),
+    ("ERR_FRAME_MAX", -16, "frame-max", "an encoder's frame_max is too small: 8 octets or less, or a method or "
+     "header frame larger than it"),
+    ("ERR_STORAGE", -17, "storage", "a frame split across feeds is within frame_max but larger than the storage "
+     "the reader was given"),
+)
 
 #: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
 FIXED_CONSTANTS = ("H", "INTERNAL_H", "TESTS_H", "OK", "INCOMPLETE", "PORT", "FRAME_OVERHEAD", "MAX_TABLE_DEPTH",
                    "FRAME_PROTOCOL_HEADER", "SIGNED_CODES", "UNSIGNED_CODES", "NO_UTF8_CHECK", "SHORTSTR_OK",
                    "TOO_LONG", "ALWAYS_INLINE", "NOINLINE", "SEPARATE_STORES",
                    "POLICY_RABBITMQ", "POLICY_PORTABLE", "POLICY_SPEC",
-                   *(f"ERR_{k}" for k in ("TRUNCATED", "TRAILING_DATA", "FRAME_END", "FRAME_SIZE", "FRAME_TYPE",
-                                          "UNKNOWN_CLASS", "UNKNOWN_METHOD", "INVALID_UTF8", "PROPERTY_FLAGS",
-                                          "TABLE", "TABLE_DEPTH", "NO_SPACE", "VALUE")))
+                   "LIT")
 
 
 def check_prefix(prefix: str) -> str:
@@ -203,7 +225,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     # Every file-scope identifier the spec gives must be unique, and distinct from the pack's own.
     seen: dict[str, str] = {}
     fixed = {f"{prefix}_{n}" for n in FIXED_FUNCTIONS} | {f"{prefix}_{n}_t" for n in FIXED_FUNCTIONS}
-    fixed |= {f"{prefix.upper()}_{n}" for n in FIXED_CONSTANTS}
+    fixed |= {f"{prefix.upper()}_{n}" for n in (*FIXED_CONSTANTS, *(s[0] for s in STATUSES))}
     own = [(c["ident"], c["name"]) for c in constants] + [(c["const"], "class " + c["name"]) for c in classes]
     for cm in methods:
         own += [(cm.const, cm.model.full_name), (cm.struct, cm.model.full_name)]
@@ -219,6 +241,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         "c": {
             "p": prefix,
             "pu": prefix.upper(),
+            "statuses": [{"suffix": s, "value": v, "name": n, "meaning": m} for s, v, n, m in STATUSES],
             "dialect": dialect,
             "type_codes": TYPE_CODES[dialect],
             "methods": methods,
@@ -235,6 +258,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "syntax_error_code": SYNTAX_ERROR_CODE,
             "rules": spec.all_rules(),
             "fixed": FIXED,
+            "wire_code": WIRE_CODE,
             "matchers": planner.matchers,
             "sample": sample,
             "case_writer": lambda: CaseWriter(prefix, dialect),
@@ -352,7 +376,7 @@ def writer_calls(p: str, tv: dict[str, Any], dialect: str) -> list[str]:
         out = [f"{p}_table_begin_table(&w);"]
         for k, item in v:
             kb = k.encode("utf-8")
-            out.append(f"{p}_table_put_key(&w, {_cstr(kb)}, {len(kb)});")
+            out.append(f"{p}_table_put_key(&w, {p.upper()}_LIT({_cstr(kb)}));")
             out += writer_calls(p, item, dialect)
         return out + [f"{p}_table_end_table(&w);"]
     if kind == "array":

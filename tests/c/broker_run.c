@@ -123,7 +123,7 @@ static ag_bytes_t str(const char *s) {
   return b;
 }
 
-static void key(ag_table_writer_t *w, const char *k) { ag_table_put_key(w, k, strlen(k)); }
+static void key(ag_table_writer_t *w, const char *k) { ag_table_put_key(w, ag_cstring(k)); }
 static void put_i(ag_table_writer_t *w, char code, int64_t i) {
   ag_field_value_t v;
   memset(&v, 0, sizeof v);
@@ -154,11 +154,11 @@ static void put_t(ag_table_writer_t *w, bool b) {
   ag_table_put(w, &v);
 }
 /* one-call entries (key and value) */
-static void add_i(ag_table_writer_t *w, const char *k, int32_t i) { ag_table_add_i32(w, k, strlen(k), i); }
+static void add_i(ag_table_writer_t *w, const char *k, int32_t i) { ag_table_add_i32(w, ag_cstring(k), i); }
 static void add_s(ag_table_writer_t *w, const char *k, const char *s) {
-  ag_table_add_str(w, k, strlen(k), (const uint8_t *)s, strlen(s));
+  ag_table_add_str(w, ag_cstring(k), ag_cstring(s));
 }
-static void add_t(ag_table_writer_t *w, const char *k, bool b) { ag_table_add_bool(w, k, strlen(k), b); }
+static void add_t(ag_table_writer_t *w, const char *k, bool b) { ag_table_add_bool(w, ag_cstring(k), b); }
 static ag_table_t finish(ag_table_writer_t *w) {
   ag_table_t t;
   int st = ag_table_writer_finish(w, &t);

@@ -134,7 +134,7 @@ static void build_entries(rng_t *r, int round, int depth, amqp_pool_t *pool, amq
     len = stem + (size_t)sprintf((char *)k + stem, "%d", i);
     t->entries[i].key.bytes = k;
     t->entries[i].key.len = len;
-    ag_table_put_key(w, (const char *)k, len);
+    ag_table_put_key(w, (ag_bytes_t){k, len});
     build_value(r, round, depth, pool, &t->entries[i].value, w);
   }
 }
