@@ -8,6 +8,7 @@ codec under test, so a bug shared by our encoder and decoder cannot hide here.
 
 from __future__ import annotations
 
+import os
 import signal
 import struct
 from collections.abc import Callable, Iterator
@@ -464,7 +465,11 @@ def frames_one_by_one(amqp091: ModuleType, data: bytes | memoryview) -> tuple[li
         offset = after
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+#: examples per fuzz test: a bounded slice in CI; AMQGEN_FUZZ_EXAMPLES=200000 is a long run (templates/python/README.md)
+FUZZ_EXAMPLES = int(os.environ.get("AMQGEN_FUZZ_EXAMPLES", "300"))
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=inputs, step=st.integers(1, 64))
 def test_fuzz_frame_reader(amqp091: ModuleType, data: bytes, step: int) -> None:
     """In chunks: only typed errors. Whole: FrameReader, decode_frames and decode_frame (one frame
@@ -513,7 +518,7 @@ def frame_header_only() -> bytes:
     return struct.pack(">BHI", 3, 1, 5000)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=inputs, view=st.booleans())
 def test_fuzz_decoders(amqp091: ModuleType, data: bytes, view: bool) -> None:
     # Frame payloads are what the decoders see in practice: strip the 7-octet header and frame-end.
