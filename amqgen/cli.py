@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
+from .amqp10 import model as model10
+from .amqp10.loader import is_amqp10, load_spec10
 from .errors import AmqgenError, UsageError
 from .model import Spec
 from .project import RenderJob, SpecChoice
@@ -88,6 +90,54 @@ def _load(spec_arg: SpecChoice | str | None, strict: bool) -> Spec:
     return spec_arg.load(strict)
 
 
+def _load_10(spec_arg: SpecChoice, strict: bool) -> model10.Spec10 | None:
+    """The 1.0 model when the spec chosen is the AMQP 1.0 file set (a folder), else None."""
+    path, overlay_files, project_strict = spec_arg.files()
+    if not is_amqp10(path):
+        return None
+    if overlay_files:
+        raise UsageError("overlays extend a 0-x spec; AMQP 1.0 takes none")
+    return load_spec10(path, strict=strict or project_strict)
+
+
+def _validate_10(spec: model10.Spec10) -> None:
+    choices = sum(len(r.choices) for r in spec.restricted)
+    click.echo(
+        f"{spec.name}: AMQP {spec.family} ({len(spec.files)} files), {len(spec.primitives)} primitive types "
+        f"({len(spec.encodings)} encodings), {len(spec.composites)} composite types, {len(spec.restricted)} restricted "
+        f"types ({choices} choices), {len(spec.descriptors)} descriptors, {len(spec.fields)} fields, "
+        f"{len(spec.archetypes)} archetypes, {len(spec.definitions)} definitions, {len(spec.warnings)} warnings"
+    )
+    for w in spec.warnings:
+        click.echo(w.format(), err=True)
+
+
+def _inspect_10(spec: model10.Spec10) -> None:
+    for w in spec.warnings:
+        click.echo(w.format(), err=True)
+    click.echo(f"{spec.name} AMQP {spec.family} port {spec.definition('PORT').value} sha256 {spec.sha256}")
+    for p in spec.primitives:
+        encs = ", ".join(f"0x{e.code:02x} {e.category}/{e.width}" + (f" {e.name}" if e.name else "") for e in p.encodings)
+        click.echo(f"primitive {p.name} [{encs}]")
+    for c in spec.composites:
+        d = c.descriptor
+        click.echo(f"composite {c.name} {d.name} 0x{d.domain:08x}:0x{d.id:08x}"
+                   + (f" provides {', '.join(c.provides)}" if c.provides else ""))
+        for i, f in enumerate(c.fields):
+            flags = " ".join(x for x, on in (("mandatory", f.mandatory), ("multiple", f.multiple)) if on)
+            click.echo(f"  {i} {f.name}: {f.type}" + (f" requires {', '.join(f.requires)}" if f.requires else "")
+                       + (f" {flags}" if flags else "") + (f" default {f.default} = {f.value!r}" if f.default else ""))
+    for r in spec.restricted:
+        extra = f" {r.descriptor.name}" if r.descriptor else ""
+        choices = ", ".join(f"{ch.name}={ch.value!r}" for ch in r.choices)
+        click.echo(f"restricted {r.name} <- {r.source} ({r.primitive}){extra}"
+                   + (f" provides {', '.join(r.provides)}" if r.provides else "") + (f" [{choices}]" if choices else ""))
+    for name, types in spec.archetypes.items():
+        click.echo(f"archetype {name}: {', '.join(types)}")
+    for df in spec.definitions:
+        click.echo(f"definition {df.name} = {df.value}")
+
+
 def _warn(spec: Spec) -> None:
     for w in spec.warnings:
         click.echo(w.format(), err=True)
@@ -115,6 +165,10 @@ def main(project_file: Path | None) -> None:
 @reporting
 def validate(spec_arg: SpecChoice, strict: bool) -> None:
     """Load a spec, print a summary and its warnings."""
+    spec10 = _load_10(spec_arg, strict)
+    if spec10 is not None:
+        _validate_10(spec10)
+        return
     spec = _load(spec_arg, strict)
     fields = sum(len(m.fields) for m in spec.methods)
     props = sum(len(c.properties) for c in spec.classes)
@@ -134,9 +188,18 @@ def validate(spec_arg: SpecChoice, strict: bool) -> None:
 @click.option("--json-schema", "as_schema", is_flag=True, help="The JSON Schema of `inspect --json`.")
 @reporting
 def inspect(spec_arg: SpecChoice, strict: bool, as_json: bool, as_schema: bool) -> None:
-    """Show the lowered model: classes, methods and their wire layout."""
+    """Show the lowered model: classes, methods and their wire layout (1.0: its types)."""
     if as_schema:
-        click.echo(json.dumps(json_schema(), indent=2))
+        path = spec_arg.files()[0] if spec_arg.spec is not None else None
+        schema = model10.json_schema() if path is not None and is_amqp10(path) else json_schema()
+        click.echo(json.dumps(schema, indent=2))
+        return
+    spec10 = _load_10(spec_arg, strict)
+    if spec10 is not None:
+        if as_json:
+            sys.stdout.write(json.dumps(model10.to_json(spec10), indent=1, ensure_ascii=False) + "\n")
+        else:
+            _inspect_10(spec10)
         return
     spec = _load(spec_arg, strict)
     if as_json:

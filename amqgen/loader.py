@@ -61,13 +61,33 @@ def _line_of(data: bytes, needle: bytes) -> int | None:
 
 def read_document(path: str | Path) -> Document:
     """Parse ``path`` into a :class:`Document`, or raise :class:`SpecError` with file:line."""
+    root, data = parse_secure(path)
+    shown = str(path)
+    family, major, minor, revision, note = _family(root, shown)
+    return Document(
+        path=shown,
+        name=Path(path).name,
+        sha256=hashlib.sha256(data).hexdigest(),
+        root=root,
+        family=family,
+        major=major,
+        minor=minor,
+        revision=revision,
+        version_note=note,
+    )
+
+
+def parse_secure(path: str | Path, max_bytes: int = MAX_SPEC_BYTES) -> tuple[etree._Element, bytes]:
+    """The root element of an XML file and its octets, read with every safety of the spec loader (no network,
+    no DTD, no entities, a size limit); any problem is a :class:`SpecError` with file:line. Every spec family
+    (0-x here, 1.0 in :mod:`amqgen.amqp10.loader`) reads its files through this."""
     shown = str(path)
     p = Path(path)
     try:
         if p.is_dir():
             raise SpecError("is a directory, not a spec file", Location(shown))
-        if p.stat().st_size > MAX_SPEC_BYTES:
-            raise SpecError(f"file is larger than {MAX_SPEC_BYTES} bytes", Location(shown))
+        if p.stat().st_size > max_bytes:
+            raise SpecError(f"file is larger than {max_bytes} bytes", Location(shown))
         data = p.read_bytes()
     except FileNotFoundError:
         raise SpecError("no such file", Location(shown)) from None
@@ -98,19 +118,7 @@ def read_document(path: str | Path) -> Document:
         raise SpecError("entity declarations are not allowed in a spec", Location(shown, 1))
     for node in root.iter(etree.Entity):
         raise SpecError("entity references are not allowed in a spec", Location(shown, node.sourceline))
-
-    family, major, minor, revision, note = _family(root, shown)
-    return Document(
-        path=shown,
-        name=p.name,
-        sha256=hashlib.sha256(data).hexdigest(),
-        root=root,
-        family=family,
-        major=major,
-        minor=minor,
-        revision=revision,
-        version_note=note,
-    )
+    return root, data
 
 
 def _int_attr(root: etree._Element, name: str, shown: str) -> int | None:
@@ -134,8 +142,9 @@ def _family(root: etree._Element, shown: str) -> tuple[Family, int, int, int, st
     revision = _int_attr(root, "revision", shown) or 0
     namespaced = etree.QName(root).namespace is not None
     if major is None or minor is None:
-        # AMQP 1.0 files carry a name and no version.
-        raise SpecError("unsupported spec family 1-0 (no major/minor version); amqgen reads 0-8, 0-9 and 0-9-1", loc)
+        # AMQP 1.0 files carry a name and no version; they are read as a set (amqgen.amqp10).
+        raise SpecError("an AMQP 1.0 spec file (no major/minor version): 1.0 is read as the folder of its six files "
+                        "(--spec 1-0, or the folder's path)", loc)
     if (major, minor) == (0, 10) or namespaced:
         raise SpecError(f"unsupported spec family {major}-{minor}; amqgen reads 0-8, 0-9 and 0-9-1", loc)
     if (major, minor) == (8, 0):

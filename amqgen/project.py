@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .amqp10.loader import is_amqp10
 from .errors import Location, UsageError
 from .lower import load_spec
 from .model import Spec
@@ -167,4 +168,7 @@ class SpecChoice:
 
     def load(self, strict: bool = False) -> Spec:
         spec, overlays, project_strict = self.files()
+        if is_amqp10(spec):
+            raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate` and `amqgen inspect` read it; "
+                             "this command reads the 0-8, 0-9 and 0-9-1 families only, so far")
         return load_spec(spec, strict=strict or project_strict, overlays=overlays)

@@ -39,8 +39,12 @@ DEBIAN_SPECS = {
     "0-9-1-rabbit": "0-9-1-rabbit/amqp0-9-1.stripped.extended.xml",
     "0-10": "0-10/amqp.0-10.stripped.xml",
     "0-10-qpid": "0-10-qpid/amqp.0-10-qpid-errata.stripped.xml",
+    # AMQP 1.0: a folder of six files, read as a set (amqgen.amqp10); validate and inspect read it
+    "1-0": "1-0",
 }
 UNSUPPORTED = ("0-10", "0-10-qpid")
+#: names that are a folder of files read as a set (AMQP 1.0), not one spec file
+FOLDERS = ("1-0",)
 
 
 def debian_root() -> Path:
@@ -65,7 +69,8 @@ def available() -> list[SpecEntry]:
     root = debian_root()
     for k, v in DEBIAN_SPECS.items():
         p = root / v
-        out.append(SpecEntry(f"amqp-specs:{k}", k, p, "amqp-specs (Debian)", p.is_file(), k not in UNSUPPORTED))
+        out.append(SpecEntry(f"amqp-specs:{k}", k, p, "amqp-specs (Debian)", p.is_file() or p.is_dir(),
+                             k not in UNSUPPORTED))
     return out
 
 
