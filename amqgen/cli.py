@@ -375,13 +375,26 @@ def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | No
     """Write the conformance corpus of a spec: method, properties, frame and table cases with their exact
     octets, and malformed octets with the kind of error a decoder must raise (docs/vectors.md)."""
     from . import vectors
+    from .amqp10 import vectors as vectors10
     from .errors import UsageError
 
+    is10 = spec_arg.spec is not None and is_amqp10(spec_arg.files()[0])
     if as_schema:
-        click.echo(json.dumps(vectors.json_schema(), indent=2))
+        click.echo(json.dumps(vectors10.json_schema() if is10 else vectors.json_schema(), indent=2))
         return
     if out is None:
         raise UsageError("--out FILE is required ('-' writes to stdout)")
+    spec10 = _load_10(spec_arg, strict)
+    if spec10 is not None:  # AMQP 1.0: no table dialects; its own sections
+        doc = vectors10.corpus(spec10)
+        text = vectors.dumps(doc)
+        if str(out) == "-":
+            sys.stdout.write(text)
+            return
+        report = write_file(out, text.encode("utf-8"))
+        counts = ", ".join(f"{len(doc[k])} {k}" for k in vectors10.SECTIONS)
+        click.echo(f"{out}: {'written' if report else 'unchanged'} ({counts} cases)")
+        return
     if dialect not in vectors.DIALECTS:
         raise UsageError(f"--dialect must be one of {', '.join(vectors.DIALECTS)}, not {dialect!r}")
     spec = _load(spec_arg, strict)

@@ -133,6 +133,11 @@ class Spec10:
         return self.name
 
     @property
+    def origin(self) -> str:
+        """What the generated-file notice names: the file set and its hash."""
+        return f"AMQP 1.0 ({', '.join(f.name for f in self.files)}; sha256 {self.sha256})"
+
+    @property
     def encodings(self) -> tuple[Encoding, ...]:
         return tuple(e for p in self.primitives for e in p.encodings)
 

@@ -9,6 +9,7 @@ value is a tuple of values, a map's a tuple of (key, value) pairs in wire order.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,14 +201,18 @@ def _encode_array(a: Array, wide: bool) -> bytes:
 
 # -- decoding -----------------------------------------------------------------------------------------------
 class Reader:
-    def __init__(self, data: bytes, pos: int = 0, end: int | None = None) -> None:
+    """Octets from ``pos`` to ``end``; running out is ``truncated`` for the input, ``size`` inside a container
+    (its size said less than its items need)."""
+
+    def __init__(self, data: bytes, pos: int = 0, end: int | None = None, short: str = "truncated") -> None:
         self.data = data
         self.pos = pos
         self.end = len(data) if end is None else end
+        self.short = short
 
     def take(self, n: int, what: str) -> bytes:
         if self.end - self.pos < n:
-            raise RefError("truncated", f"{what}: {n} octets wanted, {self.end - self.pos} left")
+            raise RefError(self.short, f"{what}: {n} octets wanted, {self.end - self.pos} left")
         out = self.data[self.pos:self.pos + n]
         self.pos += n
         return out
@@ -270,9 +275,9 @@ def decode_value(r: Reader, depth: int = 0) -> Value:
         size = r.uint(width, f"{prim} size")
         if size < width:
             raise RefError("size", f"a {prim} size of {size}, less than its count field")
-        inner = Reader(r.data, r.pos, r.pos + size)
+        inner = Reader(r.data, r.pos, r.pos + size, "size")
         if inner.end > r.end:
-            raise RefError("truncated", f"a {prim} of {size} octets, {r.end - r.pos} left")
+            raise RefError(r.short, f"a {prim} of {size} octets, {r.end - r.pos} left")
         count = inner.uint(width, f"{prim} count")
         items = []
         for _ in range(count):
@@ -295,9 +300,9 @@ def decode_value(r: Reader, depth: int = 0) -> Value:
 def _decode_array(code: int, r: Reader, depth: int) -> Array:
     width = ARRAYS[code]
     size = r.uint(width, "array size")
-    inner = Reader(r.data, r.pos, r.pos + size)
+    inner = Reader(r.data, r.pos, r.pos + size, "size")
     if inner.end > r.end:
-        raise RefError("truncated", f"an array of {size} octets, {r.end - r.pos} left")
+        raise RefError(r.short, f"an array of {size} octets, {r.end - r.pos} left")
     if size < width:
         raise RefError("size", "an array size less than its count field")
     count = inner.uint(width, "array count")
@@ -319,11 +324,11 @@ def _decode_array(code: int, r: Reader, depth: int) -> Array:
             v = Typed(p, _text(p, inner.take(inner.uint(w, f"{p} size"), p)))
         elif ctor in COMPOUND:
             # the element is a compound value without its constructor: decode it with one put back
-            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end])
+            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], short="size")
             v = decode_value(sub, depth + 1)  # type: ignore[assignment]
             inner.pos += sub.pos - 1
         elif ctor in ARRAYS:
-            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end])
+            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], short="size")
             nested = _decode_array(ctor, sub, depth + 1)
             inner.pos += sub.pos - 1
             items.append(nested)
@@ -369,7 +374,7 @@ class Composites:
             return "composite"
         return type_name
 
-    def encode(self, name: str, values: dict[str, Value | None], *, symbolic: bool = False,
+    def encode(self, name: str, values: Mapping[str, Value | None], *, symbolic: bool = False,
                keep_nulls: bool = False, wide: bool = False) -> bytes:
         """``values``: field name -> a value (already typed) or None; absent fields are null. ``symbolic`` writes
         the symbolic descriptor, ``keep_nulls`` the trailing nulls: both legal, neither canonical."""
@@ -434,3 +439,99 @@ class Composites:
             got = x.type
         if got != want:
             raise RefError("wrong-type", f"{c.name}.{name} is a {ftype} ({want}), not a {got}")
+
+
+# -- frames (2.3) and messages (3.2) -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Frame:
+    type: int  # 0 AMQP, 1 SASL
+    channel: int  # the type-specific two octets (the channel of an AMQP frame)
+    extended: bytes  # the extended header: (DOFF - 2) * 4 octets
+    body: bytes  # empty: a heartbeat
+
+
+@dataclass(frozen=True)
+class ProtocolHeader:
+    protocol_id: int
+
+
+def encode_frame(ftype: int, channel: int, body: bytes, extended: bytes = b"") -> bytes:
+    if len(extended) % 4:
+        raise ValueError("an extended header is a whole number of 4-octet words")
+    doff = 2 + len(extended) // 4
+    size = 8 + len(extended) + len(body)
+    return size.to_bytes(4, "big") + bytes((doff, ftype)) + channel.to_bytes(2, "big") + extended + body
+
+
+def read_frames(data: bytes, max_frame_size: int = 0) -> list[Frame | ProtocolHeader]:
+    """Every frame and protocol header of a whole stream; ``max_frame_size`` 0: no limit but the size field."""
+    out: list[Frame | ProtocolHeader] = []
+    pos = 0
+    while pos < len(data):
+        if data[pos:pos + 1] == b"A":
+            head = data[pos:pos + 8]
+            if len(head) < 8:
+                raise RefError("truncated", "a protocol header cut short")
+            if head[:4] != b"AMQP" or head[4] not in (0, 2, 3) or head[5:] != b"\x01\x00\x00":
+                raise RefError("protocol-header", f"not an AMQP 1.0 protocol header: {head.hex()}")
+            out.append(ProtocolHeader(head[4]))
+            pos += 8
+            continue
+        if len(data) - pos < 8:
+            raise RefError("truncated", "a frame header cut short")
+        size = int.from_bytes(data[pos:pos + 4], "big")
+        doff, ftype = data[pos + 4], data[pos + 5]
+        if size < 8:
+            raise RefError("frame-size", f"a frame size of {size}, under the 8 octets of its header")
+        if max_frame_size and size > max_frame_size:
+            raise RefError("frame-size", f"a frame of {size} octets, over the max-frame-size {max_frame_size}")
+        if doff < 2 or doff * 4 > size:
+            raise RefError("doff", f"DOFF {doff} in a frame of {size} octets")
+        if ftype not in (0, 1):
+            raise RefError("frame-type", f"frame type {ftype}")
+        if len(data) - pos < size:
+            raise RefError("truncated", f"a frame of {size} octets, {len(data) - pos} left")
+        out.append(Frame(ftype, int.from_bytes(data[pos + 6:pos + 8], "big"), data[pos + 8:pos + doff * 4],
+                         data[pos + doff * 4:pos + size]))
+        pos += size
+    return out
+
+
+def split_body(c: Composites, body: bytes) -> tuple[Composite, dict[str, Value | None], bytes]:
+    """A frame body: the performative, its fields, and the payload after it (transfer only, 2.3.2)."""
+    r = Reader(body)
+    v = decode_value(r)
+    comp, fields = c.fields_of(v)
+    payload = body[r.pos:]
+    if payload and comp.name != "transfer":
+        raise RefError("trailing-data", f"{len(payload)} octets after a {comp.name}, which carries no payload")
+    return comp, fields, payload
+
+
+#: 3.2: the sections in their order; the body is data+, amqp-sequence+ or one amqp-value
+_SECTION_RANK = {"header": 0, "delivery-annotations": 1, "message-annotations": 2, "properties": 3,
+                 "application-properties": 4, "data": 5, "amqp-sequence": 5, "amqp-value": 5, "footer": 6}
+
+
+def read_message(spec: Spec10, data: bytes) -> list[tuple[str, Value]]:
+    """A message's sections, each (name, its described value), in order; out of order is an error."""
+    sections: list[Composite | Restricted] = [*spec.composites, *spec.restricted]
+    names = {t.descriptor.code: t.name for t in sections if t.descriptor is not None and "section" in t.provides}
+    symbols = {t.descriptor.name: t.name for t in sections if t.descriptor is not None and "section" in t.provides}
+    r = Reader(data)
+    out: list[tuple[str, Value]] = []
+    while r.pos < len(data):
+        v = decode_value(r)
+        if not isinstance(v, Described):
+            raise RefError("wrong-type", "a message section that is not described")
+        name = names.get(v.descriptor.value) if v.descriptor.type == "ulong" else symbols.get(v.descriptor.value)
+        if name is None:
+            raise RefError("unknown-descriptor", f"section descriptor {v.descriptor.value!r}")
+        if out:
+            prev = out[-1][0]
+            rank, last = _SECTION_RANK[name], _SECTION_RANK[prev]
+            body_mix = rank == last == 5 and (name != prev or name == "amqp-value")
+            if rank < last or (rank == last and rank != 5) or body_mix:
+                raise RefError("section-order", f"{name} after {prev}")
+        out.append((name, v))
+    return out
