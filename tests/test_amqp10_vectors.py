@@ -228,3 +228,32 @@ def test_every_malformed_case_is_refused(doc: dict[str, Any]) -> None:
     unexplained = [a for a in accepted if a[:2] not in PROTON_ACCEPTS]
     assert not unexplained, f"Proton accepts {unexplained} and no reason is listed"
     assert len(accepted) < len(doc["malformed"]) // 2 + 10  # Proton refuses the structural ones itself
+
+
+def test_tshark_dissects_every_frame_case_without_a_malformed_packet(doc: dict[str, Any], tmp_path: Path) -> None:
+    """Each frames case, sent by a client over one TCP connection made up here (tests/traffic_tools.py), read by
+    tshark's AMQP 1.0 dissector: the performatives it names are the case's, and no packet is malformed."""
+    from traffic_tools import need, synth_capture
+
+    tshark = need("tshark")
+    spec = load_spec10(FOLDER)
+    code = {c.name: c.descriptor.id for c in spec.composites}
+    for case in doc["frames"]:
+        data = bytes.fromhex(case["bytes"])
+        if not data.startswith(b"AMQP"):
+            data = b"AMQP\x00\x01\x00\x00" + data
+        cap = tmp_path / (case["id"].replace("/", "_") + ".pcap")
+        synth_capture(cap, [("c", data)])
+        proc = subprocess.run([tshark, "-r", str(cap), "-d", "tcp.port==5672,amqp", "-T", "fields",
+                               "-e", "amqp.performative", "-e", "amqp.sasl.method", "-e", "_ws.malformed",
+                               "-e", "_ws.expert.severity"], capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+        named = [int(x) for line in proc.stdout.splitlines() for col in line.split("\t")[:2] for x in col.split(",")
+                 if x]
+        want = [code[f["performative"]] for f in case["frames"] if "performative" in f]
+        assert named == want, f"{case['id']}: tshark names {named}, the case {want}"
+        warning = 0x600000  # tshark's expert severity of a warning; notes and chats are the made-up TCP's
+        for line in proc.stdout.splitlines():
+            malformed, severity = (line.split("\t") + ["", ""])[2:4]
+            worst = max((int(x) for x in severity.split(",") if x), default=0)
+            assert not malformed and worst < warning, f"{case['id']}: tshark reports {line!r}"
