@@ -410,6 +410,7 @@ def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | No
 
 
 DOCS_PACKS = {"html": "docs-html", "markdown": "docs-markdown"}
+DOCS10_PACKS = {"html": "docs10-html", "markdown": "docs10-markdown"}
 
 
 @main.command(name="docs")
@@ -426,6 +427,12 @@ def docs_cmd(fmt: str, out: Path | None, spec_arg: SpecChoice, strict: bool) -> 
         raise UsageError(f"--format must be one of {', '.join(DOCS_PACKS)}, not {fmt!r}")
     if out is None:
         raise UsageError("--out DIR is required")
+    spec10 = _load_10(spec_arg, strict)
+    if spec10 is not None:
+        files = render(discover()[DOCS10_PACKS[fmt]], spec10)
+        report = write_tree(out, files)
+        click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged ({', '.join(files)})")
+        return
     spec = _load(spec_arg, strict)
     files = render(discover()[DOCS_PACKS[fmt]], spec)
     report = write_tree(out, files)

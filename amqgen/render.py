@@ -26,6 +26,7 @@ import jinja2
 
 from . import __version__, wire
 from . import vectors as vectors_module
+from .amqp10.model import Spec10
 from .errors import Location, RenderError
 from .model import Class, Method, Spec
 from .naming import Naming
@@ -61,6 +62,11 @@ class Pack:
     clang_format_style: str = "{BasedOnStyle: LLVM, ColumnLimit: 100}"
     black_line_length: int = 100
     autoescape: bool = False  # HTML packs: every {{ value }} is HTML-escaped unless marked safe
+    families: tuple[str, ...] = ("0-8", "0-9", "0-9-1")  # the spec families the pack renders
+
+
+#: every family a pack may declare (pack.toml ``families``)
+FAMILIES = ("0-8", "0-9", "0-9-1", "1-0")
 
 
 def _manifest_error(path: Path, message: str) -> RenderError:
@@ -107,6 +113,10 @@ def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
         raise _manifest_error(mpath, f"hook file {hook} does not exist")
     options = dict(base.options) if base else {}
     options.update({str(k): str(v) for k, v in (data.get("options") or {}).items()})
+    families = tuple(str(f) for f in data.get("families", base.families if base else Pack.families))
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown or not families:
+        raise _manifest_error(mpath, f"families {list(families)}: each must be one of {', '.join(FAMILIES)}")
     return Pack(
         name=name,
         root=root,
@@ -120,6 +130,7 @@ def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
         clang_format_style=str(data.get("clang_format_style", base.clang_format_style if base else Pack.clang_format_style)),
         black_line_length=int(data.get("black_line_length", base.black_line_length if base else 100)),
         autoescape=bool(data.get("autoescape", base.autoescape if base else False)),
+        families=families,
     )
 
 
@@ -251,6 +262,31 @@ def _targets(per: str, spec: Spec) -> list[tuple[Class | None, Method | None]]:
     return [(c, m) for c in spec.classes for m in c.methods]
 
 
+def _render_10(pack: Pack, spec: Spec10, opts: dict[str, str], naming: Naming) -> dict[str, bytes]:
+    """An AMQP 1.0 pack: one output per spec (1.0 has no classes or methods to fan out over)."""
+    hook = _load_hook(pack.hook) if pack.hook else None
+    env = _environment(pack, naming, hook)
+    ctx: dict[str, Any] = {"spec": spec, "naming": naming, "options": opts, "notice": notice(spec),
+                           "amqgen_version": __version__}
+    if hook is not None and hasattr(hook, "context"):
+        ctx.update(hook.context(spec, naming, opts))
+    files: dict[str, bytes] = {}
+    for out in pack.outputs:
+        if out.per != "spec":
+            raise RenderError(f"pack {pack.name!r}: an AMQP 1.0 output is rendered once per spec, not per {out.per}",
+                              Location(str(pack.root / MANIFEST)))
+        try:
+            template = env.get_template(out.template)
+            text = template.render(ctx)
+        except jinja2.TemplateNotFound:
+            raise RenderError(f"template {out.template!r} not found", Location(str(pack.root / MANIFEST))) from None
+        except jinja2.TemplateSyntaxError as e:
+            raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
+        rel = _safe_relpath(out.path.format_map(opts), str(pack.root / MANIFEST))
+        files[rel] = text.encode("utf-8")
+    return files
+
+
 def _safe_relpath(rel: str, where: str) -> str:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts:
@@ -258,8 +294,11 @@ def _safe_relpath(rel: str, where: str) -> str:
     return str(p)
 
 
-def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> dict[str, bytes]:
+def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """Render every output of ``pack`` for ``spec`` into memory: {relative path: bytes}."""
+    if spec.family not in pack.families:
+        raise RenderError(f"pack {pack.name!r} renders AMQP {', '.join(pack.families)}; {spec.title} is AMQP "
+                          f"{spec.family}")
     opts = dict(pack.options)
     for k, v in (options or {}).items():
         if k not in opts:
@@ -267,6 +306,8 @@ def render(pack: Pack, spec: Spec, options: Mapping[str, str] | None = None) -> 
             raise RenderError(f"pack {pack.name!r} has no option {k!r} (its options: {known})")
         opts[k] = v
     naming = Naming(pack.language, prefix=opts.get("prefix", "amqp"))
+    if isinstance(spec, Spec10):
+        return _render_10(pack, spec, opts, naming)
     naming.check_spec(spec)
     hook = _load_hook(pack.hook) if pack.hook else None
     env = _environment(pack, naming, hook)
@@ -351,10 +392,20 @@ class WriteReport:
     unchanged: list[str] = field(default_factory=list)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    # mkstemp makes the file 0600: give it the mode the file had, or a new file's mode under the umask, so a
+    # replaced output stays readable by whoever read it (a web server publishing the docs, a build's other user)
+    mode = path.stat().st_mode & 0o7777 if path.is_file() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -385,6 +436,7 @@ def write_tree(out: Path, files: Mapping[str, bytes]) -> WriteReport:
             out.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.amqgen-"))
             try:
+                tmp.chmod(0o777 & ~_umask())  # mkdtemp makes it 0700; the output is an ordinary directory
                 for rel, data in files.items():
                     (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
                     (tmp / rel).write_bytes(data)

@@ -158,7 +158,7 @@ def test_cli_validate_inspect_and_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [["render", "--lang", "python", "--spec", "1-0", "--out", "OUT"],
-                                  ["docs", "--spec", "1-0", "--out", "OUT"],
+                                  ["diff", "1-0", "1-0"],
                                   ["validate", "--spec", "1-0", "--overlay", "rabbitmq"]])
 def test_what_does_not_read_1_0_yet_says_so_in_one_line(args: list[str], tmp_path: Path) -> None:
     out = tmp_path / "out"

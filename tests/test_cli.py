@@ -124,6 +124,26 @@ def test_render_rewrites_only_changed_files(tmp_path: Path) -> None:
     assert victim.read_text() != "stale\n"
 
 
+def test_written_files_get_ordinary_modes(tmp_path: Path) -> None:
+    """A new output tree and a file replaced in an existing one are not left 0700 / 0600 (mkdtemp's and mkstemp's
+    modes): under the umask 022 the tests run with they are 0755 and 0644, and a replaced file keeps its mode."""
+    out = tmp_path / "o"
+    old = os.umask(0o022)
+    try:
+        amqgen("render", "--lang", "summary", "--out", str(out))
+        assert out.stat().st_mode & 0o777 == 0o755
+        victim = out / "SUMMARY.md"
+        assert victim.stat().st_mode & 0o777 == 0o644
+        victim.write_text("stale\n")
+        victim.chmod(0o664)
+        amqgen("render", "--lang", "summary", "--out", str(out))
+        assert victim.read_text() != "stale\n" and victim.stat().st_mode & 0o777 == 0o664
+        amqgen("docs", "--format", "markdown", "--out", str(out))  # a new file in an existing tree
+        assert (out / "README.md").stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(old)
+
+
 def pack(tmp: Path, name: str, manifest: str, templates: dict[str, str]) -> Path:
     d = tmp / name
     d.mkdir(parents=True)
