@@ -453,8 +453,17 @@ def diff_cmd(old_arg: str, new_arg: str, as_json: bool, new_overlays: tuple[str,
              old_overlays: tuple[str, ...]) -> None:
     """What changed from spec OLD to spec NEW (paths or names). Exit 0: nothing breaks wire
     compatibility; 1: something does; 2: bad input."""
+    from .amqp10.diff import diff_specs10, to_json10, to_text10
     from .diff import diff_specs, to_json, to_text
 
+    old10 = _load_10(SpecChoice(old_arg, old_overlays, use_project=False), False)
+    new10 = _load_10(SpecChoice(new_arg, new_overlays, use_project=False), False)
+    if (old10 is None) != (new10 is None):
+        raise UsageError("OLD and NEW are of different families (AMQP 1.0 and 0-x): nothing to compare")
+    if old10 is not None and new10 is not None:
+        d10 = diff_specs10(old10, new10)
+        sys.stdout.write(to_json10(d10) if as_json else to_text10(d10))
+        sys.exit(1 if d10.breaking else 0)
     d = diff_specs(_load(SpecChoice(old_arg, old_overlays, use_project=False), False),
                    _load(SpecChoice(new_arg, new_overlays, use_project=False), False))
     sys.stdout.write(to_json(d) if as_json else to_text(d))

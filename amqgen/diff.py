@@ -436,12 +436,18 @@ def to_json(d: Diff) -> str:
 
 def to_text(d: Diff) -> str:
     lines = [f"amqgen diff {d.old.title} ({_version(d.old)}) -> {d.new.title} ({_version(d.new)})"]
-    if not d.changes:
+    return "\n".join([*lines, *to_text_lines(d.changes)]) + "\n"
+
+
+def to_text_lines(changes: Sequence[Change]) -> list[str]:
+    """The body of the text report, after its head line (shared with the 1.0 diff)."""
+    lines: list[str] = []
+    if not changes:
         lines.append("no changes")
-        return "\n".join(lines) + "\n"
-    lines.append(f"{len(d.changes)} changes, {len(d.breaking)} breaking wire compatibility")
-    breaking = d.breaking
-    other = [c for c in d.changes if not c.breaking]
+        return lines
+    breaking = [c for c in changes if c.breaking]
+    lines.append(f"{len(changes)} changes, {len(breaking)} breaking wire compatibility")
+    other = [c for c in changes if not c.breaking]
     if breaking:
         lines.append("")
         lines.append(f"Breaking ({len(breaking)}):")
@@ -457,4 +463,4 @@ def to_text(d: Diff) -> str:
         lines.append(f"Documentation text changed ({len(docs)}):")
         lines.extend(textwrap.wrap(", ".join(c.path for c in docs), 100, initial_indent="    ",
                                    subsequent_indent="    ", break_on_hyphens=False))
-    return "\n".join(lines) + "\n"
+    return lines

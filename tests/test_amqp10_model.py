@@ -158,7 +158,7 @@ def test_cli_validate_inspect_and_json(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [["render", "--lang", "python", "--spec", "1-0", "--out", "OUT"],
-                                  ["diff", "1-0", "1-0"],
+                                  ["render", "--lang", "c", "--spec", "1-0", "--out", "OUT"],
                                   ["validate", "--spec", "1-0", "--overlay", "rabbitmq"]])
 def test_what_does_not_read_1_0_yet_says_so_in_one_line(args: list[str], tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -213,3 +213,68 @@ def test_a_missing_file_of_the_set(tmp_path: Path) -> None:
 def test_one_1_0_file_given_alone_is_refused_with_the_way_to_read_it() -> None:
     proc = amqgen("validate", "--spec", str(FOLDER / "transport.bare.xml"))
     assert proc.returncode == 2 and "read as the folder of its six files" in proc.stderr
+
+
+# -- amqgen diff on two 1.0 file sets -----------------------------------------------------------------------
+ATTACH_SETTLE = ('<field name="snd-settle-mode" type="sender-settle-mode" default="mixed"/>\n'
+                 '      <field name="rcv-settle-mode" type="receiver-settle-mode" default="first"/>')
+
+
+@pytest.mark.parametrize("file,old,new,kinds,breaking", [
+    ("transport.bare.xml", ATTACH_SETTLE, "\n      ".join(reversed(ATTACH_SETTLE.split("\n      "))),
+     {"field-moved"}, True),
+    ("transport.bare.xml", '<field name="max-frame-size" type="uint"', '<field name="max-frame-size" type="ulong"',
+     {"field-retyped"}, True),
+    ("transport.bare.xml", '<field name="echo" type="boolean"', '<field name="echo2" type="boolean"',
+     {"field-renamed"}, False),
+    ("transport.bare.xml", '<field name="handle" type="handle"/>\n      <field name="delivery-count"',
+     '<field name="handle" type="uint"/>\n      <field name="delivery-count"', {"field-type-renamed"}, False),
+    ("transport.bare.xml", 'code="0x00000000:0x00000017"', 'code="0x00000000:0x00000097"', {"descriptor-changed"},
+     True),
+    ("transport.bare.xml", '<choice name="unsettled" value="0"/>', "", {"choice-removed"}, True),
+    ("transport.bare.xml", '<field name="drain" type="boolean" default="false"/>',
+     '<field name="drain" type="boolean" default="true"/>', {"field-default-changed"}, True),
+    ("transport.bare.xml", '<definition name="MIN-MAX-FRAME-SIZE" value="512"/>',
+     '<definition name="MIN-MAX-FRAME-SIZE" value="1024"/>', {"definition-changed"}, True),
+])
+def test_diff_classifies_1_0_changes(tmp_path: Path, file: str, old: str, new: str, kinds: set[str],
+                                     breaking: bool) -> None:
+    folder = _copy(tmp_path)
+    text = (folder / file).read_text()
+    if old not in text:
+        pytest.fail(f"{old!r} is not in {file}: the test's edit no longer applies")
+    (folder / file).write_text(text.replace(old, new, 1))
+    proc = amqgen("diff", "1-0", str(folder), "--json")
+    assert proc.returncode == (1 if breaking else 0), proc.stdout + proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["format"] == "amqgen-diff" and doc["old"]["family"] == doc["new"]["family"] == "1-0"
+    assert {c["kind"] for c in doc["changes"]} == kinds, doc["changes"]
+    assert all(c["breaking"] == breaking for c in doc["changes"])
+    text_out = amqgen("diff", "1-0", str(folder))
+    assert text_out.returncode == proc.returncode and ("Breaking" in text_out.stdout) == breaking
+
+
+def test_diff_appending_an_optional_field_is_not_breaking_inserting_is(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    path = folder / "transport.bare.xml"
+    text = path.read_text()
+    close = '<field name="error" type="error"/>\n    </type>'
+    assert text.count(close) >= 1
+    path.write_text(text.replace(close, '<field name="error" type="error"/>\n      <field name="extra" type="uint"/>'
+                                        "\n    </type>", 1))
+    proc = amqgen("diff", "1-0", str(folder), "--json")
+    changes = json.loads(proc.stdout)["changes"]
+    assert proc.returncode == 0 and [c["kind"] for c in changes] == ["field-added"] and not changes[0]["breaking"]
+    path.write_text(text.replace('<field name="container-id" type="string" mandatory="true"/>',
+                                 '<field name="extra" type="uint"/>\n      '
+                                 '<field name="container-id" type="string" mandatory="true"/>', 1))
+    proc = amqgen("diff", "1-0", str(folder), "--json")
+    kinds = {c["kind"] for c in json.loads(proc.stdout)["changes"]}
+    assert proc.returncode == 1 and "field-added" in kinds and "field-moved" in kinds
+
+
+def test_diff_of_1_0_against_0_x_is_one_line() -> None:
+    proc = amqgen("diff", "1-0", "0-9")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "families" in proc.stderr
+    same = amqgen("diff", "1-0", str(FOLDER))
+    assert same.returncode == 0 and "no changes" in same.stdout
