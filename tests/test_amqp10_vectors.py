@@ -257,3 +257,18 @@ def test_tshark_dissects_every_frame_case_without_a_malformed_packet(doc: dict[s
             malformed, severity = (line.split("\t") + ["", ""])[2:4]
             worst = max((int(x) for x in severity.split(",") if x), default=0)
             assert not malformed and worst < warning, f"{case['id']}: tshark reports {line!r}"
+
+
+def test_proton_s_transport_ignores_a_symbolic_descriptor(doc: dict[str, Any]) -> None:
+    """A peer gap, documented: the spec lets a descriptor be its symbol ("amqp:open:list"), the reference codec and
+    proton.Data read it, but Proton's Transport passes over a performative so described (no error, no open)."""
+    spec = load_spec10(FOLDER)
+    c = ref.Composites(spec)
+    for symbolic, active in ((False, True), (True, False)):
+        body = c.encode("open", {"container-id": Typed("string", "peer")}, symbolic=symbolic)
+        assert c.decode(body)[0].name == "open"
+        t, _ = _transport(b"AMQP\x00\x01\x00\x00" + ref.encode_frame(0, 0, body))
+        assert t.condition is None
+        assert bool(t.connection.state & proton.Endpoint.REMOTE_ACTIVE) == active, symbolic
+    assert any(case["id"].startswith("open/") and any(e.startswith("00a3") for e in case["equivalent"])
+               for case in doc["composites"]), "the corpus carries symbolic descriptors as equivalents"

@@ -186,6 +186,11 @@ def _sample(c: ref.Composites, spec: Spec10, ftype: str, multiple: bool, require
     return Array(ftype, (pattern, pattern)) if multiple else Typed(ftype, pattern)
 
 
+def _single(v: ref.Value) -> ref.Value:
+    assert isinstance(v, Array)
+    return Typed(v.type, v.items[0])
+
+
 class Builder:
     def __init__(self, spec: Spec10) -> None:
         self.spec = spec
@@ -220,6 +225,9 @@ class Builder:
             mandatory = {n: x for n, x in sample.items() if next(f for f in comp.fields if f.name == n).mandatory}
             sets = [("mandatory", mandatory), ("all", sample)]
             sets += [(f"each/{f.name}", {**mandatory, f.name: sample[f.name]}) for f in comp.fields if not f.mandatory]
+            # a multiple field holding one value is written as that value, not an array of one (1.4, "multiple")
+            sets += [(f"single/{f.name}", {**mandatory, f.name: _single(sample[f.name])}) for f in comp.fields
+                     if f.multiple and isinstance(sample[f.name], Array)]
             for name, values in sets:
                 canonical = self.c.encode(comp.name, values)
                 eq = [self.c.encode(comp.name, values, symbolic=True), self.c.encode(comp.name, values, wide=True)]
