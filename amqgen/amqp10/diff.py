@@ -83,14 +83,14 @@ def diff_specs10(old: Spec10, new: Spec10) -> Diff10:
         if name not in ot:
             d.add("type-added", name, False, f"type {name} added ({_cls(nt[name])})")
     od, nd = {x.name: x.value for x in old.definitions}, {x.name: x.value for x in new.definitions}
-    for k in od:
+    for k, was in od.items():
         if k not in nd:
-            d.add("definition-removed", f"definition.{k}", True, f"definition {k} removed", od[k])
-        elif od[k] != nd[k]:
-            d.add("definition-changed", f"definition.{k}", True, f"{k} {od[k]} -> {nd[k]}", od[k], nd[k])
-    for k in nd:
+            d.add("definition-removed", f"definition.{k}", True, f"definition {k} removed", was)
+        elif was != nd[k]:
+            d.add("definition-changed", f"definition.{k}", True, f"{k} {was} -> {nd[k]}", was, nd[k])
+    for k, now in nd.items():
         if k not in od:
-            d.add("definition-added", f"definition.{k}", False, f"definition {k} = {nd[k]} added", None, nd[k])
+            d.add("definition-added", f"definition.{k}", False, f"definition {k} = {now} added", None, now)
     return d
 
 
