@@ -30,6 +30,7 @@ from .render import (
     pack_files,
     remove_stale,
     render,
+    resolve,
     stale_files,
     with_manifest,
     write_file,
@@ -286,18 +287,20 @@ def render_cmd(lang: str | None, out: Path | None, spec_arg: SpecChoice, strict:
         inputs.append(project.path)
     spec_file, overlay_files, _ = spec_arg.files()
     inputs[:0] = [spec_file, *overlay_files]
-    spec = _load(spec_arg, strict)
+    spec: Spec | model10.Spec10 = _load_10(spec_arg, strict) or _load(spec_arg, strict)
     drift = [_render_job(job, spec, inputs, check, list_outputs) for job in jobs]
     if any(drift):
         sys.exit(1)
 
 
-def _render_job(job: RenderJob, spec: Spec, inputs: list[Path], check: bool, list_outputs: bool) -> bool:
+def _render_job(job: RenderJob, spec: Spec | model10.Spec10, inputs: list[Path], check: bool,
+                list_outputs: bool) -> bool:
     """One pack into one directory; True when --check found drift."""
     packs = discover(job.templates)
-    if job.lang not in packs:
+    found = resolve(packs, job.lang, spec.family)  # --lang python with a 1.0 spec: the python10 pack
+    if found is None:
         raise click.BadParameter(f"no pack {job.lang!r} (available: {', '.join(sorted(packs))})", param_hint="--lang")
-    pack, out = packs[job.lang], job.out
+    pack, out = found, job.out
     files = with_manifest(pack, spec, render(pack, spec, job.options))
     if list_outputs:
         for rel in files:

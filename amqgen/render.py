@@ -26,7 +26,9 @@ import jinja2
 
 from . import __version__, wire
 from . import vectors as vectors_module
+from .amqp10 import vectors as vectors10
 from .amqp10.model import Spec10
+from .amqp10.plan import codec_plan10
 from .errors import Location, RenderError
 from .model import Class, Method, Spec
 from .naming import Naming
@@ -63,6 +65,8 @@ class Pack:
     black_line_length: int = 100
     autoescape: bool = False  # HTML packs: every {{ value }} is HTML-escaped unless marked safe
     families: tuple[str, ...] = ("0-8", "0-9", "0-9-1")  # the spec families the pack renders
+    #: the --lang name this pack also answers to for its families (python10: "python" for AMQP 1.0)
+    target: str | None = None
 
 
 #: every family a pack may declare (pack.toml ``families``)
@@ -131,6 +135,7 @@ def read_pack(root: Path, known: Mapping[str, Pack] | None = None) -> Pack:
         black_line_length=int(data.get("black_line_length", base.black_line_length if base else 100)),
         autoescape=bool(data.get("autoescape", base.autoescape if base else False)),
         families=families,
+        target=str(data["target"]) if data.get("target") else (base.target if base else None),
     )
 
 
@@ -158,6 +163,19 @@ def discover(extra: Iterable[Path] = ()) -> dict[str, Pack]:
 
 
 # -- rendering ---------------------------------------------------------------------------
+
+def resolve(packs: Mapping[str, Pack], lang: str, family: str) -> Pack | None:
+    """The pack ``--lang LANG`` means for a spec of ``family``: the pack named LANG when it renders that family,
+    else the one pack that declares ``target = LANG`` for it, else the pack named LANG (whose render then refuses
+    the family in one line); None when no pack has that name or target."""
+    named = packs.get(lang)
+    if named is not None and family in named.families:
+        return named
+    for p in sorted(packs.values(), key=lambda p: p.name):
+        if p.target == lang and family in p.families:
+            return p
+    return named
+
 
 def _load_hook(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"amqgen_pack_hook_{abs(hash(str(path)))}", path)
@@ -266,8 +284,17 @@ def _render_10(pack: Pack, spec: Spec10, opts: dict[str, str], naming: Naming) -
     """An AMQP 1.0 pack: one output per spec (1.0 has no classes or methods to fan out over)."""
     hook = _load_hook(pack.hook) if pack.hook else None
     env = _environment(pack, naming, hook)
+    corpus: dict[str, Any] = {}
+
+    def vectors_json() -> str:
+        """The 1.0 conformance corpus, exactly as ``amqgen vectors --spec 1-0`` writes it (built once)."""
+        if "text" not in corpus:
+            corpus["text"] = vectors_module.dumps(vectors10.corpus(spec))
+        return str(corpus["text"])
+
     ctx: dict[str, Any] = {"spec": spec, "naming": naming, "options": opts, "notice": notice(spec),
-                           "amqgen_version": __version__}
+                           "amqgen_version": __version__, "codec10": codec_plan10(spec),
+                           "vectors_json": vectors_json}
     if hook is not None and hasattr(hook, "context"):
         ctx.update(hook.context(spec, naming, opts))
     files: dict[str, bytes] = {}
@@ -275,6 +302,8 @@ def _render_10(pack: Pack, spec: Spec10, opts: dict[str, str], naming: Naming) -
         if out.per != "spec":
             raise RenderError(f"pack {pack.name!r}: an AMQP 1.0 output is rendered once per spec, not per {out.per}",
                               Location(str(pack.root / MANIFEST)))
+        if out.when is not None and opts.get(out.when, "").lower() not in ("1", "true", "yes", "on"):
+            continue
         try:
             template = env.get_template(out.template)
             text = template.render(ctx)
@@ -282,9 +311,11 @@ def _render_10(pack: Pack, spec: Spec10, opts: dict[str, str], naming: Naming) -
             raise RenderError(f"template {out.template!r} not found", Location(str(pack.root / MANIFEST))) from None
         except jinja2.TemplateSyntaxError as e:
             raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
+        except jinja2.UndefinedError as e:
+            raise RenderError(f"template {out.template}: {e.message}", Location(out.template, _template_line(e))) from None
         rel = _safe_relpath(out.path.format_map(opts), str(pack.root / MANIFEST))
-        files[rel] = text.encode("utf-8")
-    return files
+        files[rel] = _format(text, out.formatter or pack.formatter, pack, rel).encode("utf-8")
+    return dict(sorted(files.items()))
 
 
 def _safe_relpath(rel: str, where: str) -> str:

@@ -47,3 +47,35 @@ def import_package(spec: str, package: str, out_root: Path, *, overlays: tuple[s
     for sub in ("constants", "exceptions", "table", "methods", "properties", "frames", "checks", "rules"):
         importlib.import_module(f"{package}.{sub}")
     return mod
+
+
+#: the AMQP 1.0 file set (Debian's amqp-specs)
+SPEC_10 = "/usr/share/amqp/specs/1-0"
+
+
+def render_package10(package: str, out_root: Path, *, tests: bool = False) -> Path:
+    """Run the real CLI (`python -m amqgen render --lang python --spec 1-0`) and return the output dir."""
+    key = (SPEC_10, package, tests, ())
+    if key in _rendered:
+        return _rendered[key]
+    out = out_root / f"{package}{'_t' if tests else ''}"
+    cmd = [sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", "1-0", "--out", str(out),
+           "--package", package]
+    if tests:
+        cmd += ["--option", "tests=1"]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise AssertionError(f"render failed ({proc.returncode}): {proc.stderr}")
+    _rendered[key] = out
+    return out
+
+
+def import_package10(package: str, out_root: Path) -> ModuleType:
+    """Render (once per session) and import the 1.0 package with all its submodules."""
+    out = render_package10(package, out_root)
+    if str(out) not in sys.path:
+        sys.path.insert(0, str(out))
+    mod = importlib.import_module(package)
+    for sub in ("types", "codec", "composites", "constants", "exceptions", "message", "frames"):
+        importlib.import_module(f"{package}.{sub}")
+    return mod

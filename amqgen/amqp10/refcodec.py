@@ -165,8 +165,8 @@ def _compound(small: int, large: int, count: int, items: bytes, wide: bool, empt
 def _element_constructor(a: Array, wide: bool) -> int:
     """One constructor for every element: the smallest that holds them all (a value-carrying one, 0x41 or
     0x43, only when every element is that value)."""
-    if a.type in ("list", "map"):
-        return {"list": 0xD0, "map": 0xD1}[a.type] if wide else {"list": 0xC0, "map": 0xC1}[a.type]
+    if a.type in ("list", "map"):  # elements of any size: the 4-octet form, whose bodies _encode_array writes
+        return {"list": 0xD0, "map": 0xD1}[a.type]
     if a.type == "array":
         raise ValueError("arrays of arrays are written with their own constructors (not in the corpus)")
     if not a.items:  # no element to fit: the type's own constructor (str8 and the like for the variable ones)

@@ -1,0 +1,261 @@
+"""The AMQP 1.0 Python target's hook: Python's spelling of the 1.0 codec plan (amqgen.amqp10.plan).
+
+It decides only what is Python's: the Python type of each AMQP type, the wrapper class that keeps a value's AMQP
+type where no field declares it (a ``UInt`` in a map), the ``struct`` format of each fixed width, and identifiers.
+"""
+
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from amqgen.amqp10 import wire
+from amqgen.amqp10.model import Spec10
+from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan10
+from amqgen.amqp10.vectors import ERROR_KINDS
+from amqgen.errors import RenderError
+from amqgen.naming import Naming
+
+#: the Python type a declared field of each primitive holds
+ANNOTATION = {
+    "null": "None", "boolean": "bool", "ubyte": "int", "ushort": "int", "uint": "int", "ulong": "int", "byte": "int",
+    "short": "int", "int": "int", "long": "int", "float": "float", "double": "float", "decimal32": "bytes",
+    "decimal64": "bytes", "decimal128": "bytes", "char": "str", "timestamp": "int", "uuid": "uuid.UUID",
+    "binary": "bytes", "string": "str", "symbol": "str", "list": "list[Any]", "map": "dict[Any, Any]",
+    "array": "Array",
+}
+#: where no field declares the type (maps, lists, ``*`` fields, amqp-value), a value keeps its AMQP type by class;
+#: the rest are Python's own: None, bool, int (long), float (double), str (string), bytes (binary), uuid.UUID,
+#: list, dict
+WRAPPER = {
+    "ubyte": "UByte", "ushort": "UShort", "uint": "UInt", "ulong": "ULong", "byte": "Byte", "short": "Short",
+    "int": "Int", "float": "Float", "char": "Char", "timestamp": "Timestamp", "symbol": "Symbol",
+    "decimal32": "Decimal32", "decimal64": "Decimal64", "decimal128": "Decimal128",
+}
+#: the Python class each wrapper extends
+WRAPPER_BASE = {p: "float" if p == "float" else "str" if p in ("char", "symbol") else
+                "bytes" if p.startswith("decimal") else "int" for p in WRAPPER}
+UNSIGNED = {"ubyte", "ushort", "uint", "ulong"}
+SIGNED = {"byte", "short", "int", "long", "timestamp"}
+STRUCT = {("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("s", 1): "b", ("s", 2): "h", ("s", 4): "i",
+          ("s", 8): "q", ("f", 4): "f", ("f", 8): "d"}
+#: the value of each constructor that carries no octets, by the encoding's name in the XML
+ZERO_WIDTH = {"null": "None", "true": "True", "false": "False", "uint0": "0", "ulong0": "0", "list0": "[]"}
+
+
+def isort_key(name: str) -> tuple[int, list[Any]]:
+    """ruff's (isort's) order of imported names and __all__: constants, then classes, then the rest, each in
+    natural order (Decimal32 before Decimal128)."""
+    bare = name.lstrip("_")
+    group = 0 if name.isupper() else 1 if bare[:1].isupper() and not name.startswith("_") else 2
+    parts = re.split(r"(\d+)", name if group == 1 else name.lower())
+    return group, [int(p) if p.isdigit() else p for p in parts]
+
+
+def isort(names: Any) -> list[str]:
+    return sorted(names, key=isort_key)
+
+
+FILTERS = {"isort": isort}
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One constructor's decoder: ``plain`` returns the Python value, ``typed`` the value in its wrapper."""
+
+    code: int
+    plain: str  # function name
+    typed: str
+    primitive: str
+    category: str
+    width: int
+    kind: str  # zero, int, float, bool, char, uuid, raw, text, compound, array
+    fmt: str  # struct format, or the constant of a zero-width constructor
+    wrapper: str | None
+
+
+def _reader(c: Constructor) -> Reader:
+    p, w = c.primitive, c.width
+    wrapper = WRAPPER.get(p)
+    name = f"_p{c.code:02x}"
+    typed = f"_t{c.code:02x}" if wrapper else name
+    if c.category == "fixed" and w == 0:
+        if c.name not in ZERO_WIDTH:
+            raise RenderError(f"constructor 0x{c.code:02x} ({c.name}) carries no octets and no known value")
+        return Reader(c.code, name, typed, p, c.category, w, "zero", ZERO_WIDTH[c.name], wrapper)
+    if c.category == "fixed":
+        if p in UNSIGNED or p in SIGNED:
+            kind, fmt = "int", STRUCT[("u" if p in UNSIGNED else "s", w)]
+        elif p in ("float", "double"):
+            kind, fmt = "float", STRUCT[("f", w)]
+        elif p == "boolean":
+            kind, fmt = "bool", ""
+        elif p == "char":
+            kind, fmt = "char", ">I"
+        elif p == "uuid":
+            kind, fmt = "uuid", ""
+        elif p.startswith("decimal"):
+            kind, fmt = "raw", ""
+        else:
+            raise RenderError(f"constructor 0x{c.code:02x}: no Python reading for a fixed {p} of {w} octets")
+        return Reader(c.code, name, typed, p, c.category, w, kind, fmt, wrapper)
+    if c.category == "variable":
+        return Reader(c.code, name, typed, p, c.category, w, "text", {"binary": "", "string": "utf-8",
+                                                                      "symbol": "ascii"}[p], wrapper)
+    return Reader(c.code, name, name, p, c.category, w, c.category, "", None)
+
+
+@dataclass(frozen=True)
+class PyField:
+    index: int
+    spec_name: str
+    name: str  # the attribute
+    annotation: str  # the attribute's type (decoded values)
+    param: str  # what __init__ accepts
+    kind: str  # primitive, composite, any
+    primitive: str | None
+    multiple: bool
+    mandatory: bool
+    default: str  # Python literal of the resolved default, or "None"
+    has_default: bool
+    accepts: str  # composite fields: the tuple of classes
+
+
+@dataclass(frozen=True)
+class PyDescribed:
+    name: str
+    cls: str
+    kind: str
+    code: int
+    symbol: str
+    part: str
+    provides: tuple[str, ...]
+    frame_type: str  # "AMQP", "SASL" or "None": the frame a performative travels in
+    fields: tuple[PyField, ...]
+    source: str | None
+    value_annotation: str
+    nones: str  # "v0 = v1 = None": _read's field variables, each None until read
+    checks: str  # the condition under which _read checks the field rules (a mandatory None, a wrong type)
+
+
+def _union(names: list[str]) -> str:
+    return " | ".join(dict.fromkeys(names)) or "Any"
+
+
+def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
+    plan = codec_plan10(spec)
+    readers = [_reader(c) for c in plan.constructors]
+    by_code = {r.code: r for r in readers}
+    null = next(c.code for c in plan.constructors if c.primitive == "null")
+    described = plan.described_by_name()
+    cls_of = {d.name: naming.type(d.name) for d in plan.described}
+    restricted = {r.name: r for r in plan.restricted}
+    naming.check_unique("1.0 described types", "type", ((d.name, None) for d in plan.described))
+
+    def untyped(prim: str) -> str:
+        return WRAPPER.get(prim) or ANNOTATION[prim]
+
+    def provider_type(t: str) -> str:
+        if t in cls_of:
+            return cls_of[t]
+        return untyped(restricted[t].primitive)
+
+    def annotation(f: FieldPlan) -> tuple[str, str]:
+        if f.kind == "primitive":
+            assert f.primitive is not None
+            one = ANNOTATION[f.primitive]
+        elif f.kind == "composite":
+            one = cls_of[f.accepts[0]]
+        else:
+            one = _union([provider_type(t) for t in f.accepts]) if f.accepts else "Any"
+        if f.multiple:
+            return f"list[{one}] | None", f"{one} | list[{one}] | None"
+        return f"{one} | None", f"{one} | None"
+
+    def py_field(f: FieldPlan) -> PyField:
+        ann, param = annotation(f)
+        default = "None" if f.default is None else repr(f.default)
+        accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
+        return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
+                       f.mandatory, default, f.default is not None, accepts)
+
+    out: list[PyDescribed] = []
+    for d in plan.described:
+        frame_type = "AMQP" if "frame" in d.provides else "SASL" if "sasl-frame" in d.provides else "None"
+        fields = tuple(py_field(f) for f in d.fields)
+        naming.check_unique(f"{d.name} fields", "member", ((f.name, None) for f in d.fields))
+        value_ann = untyped(d.source) if d.source not in (None, "*") else "Any"
+        checks = [f"v{f.index} is None" for f in fields if f.mandatory]
+        checks += [f"v{f.index} is _WRONG" for f in fields if f.kind != "any"]
+        out.append(PyDescribed(d.name, cls_of[d.name], d.kind, d.code, d.symbol, d.part, d.provides, frame_type, fields,
+                               d.source, value_ann, " = ".join([f"v{f.index}" for f in fields] + ["None"]),
+                               " or ".join(sorted(checks, key=lambda c: int(c[1:].split()[0])))))
+    archetypes = [(naming.type("any", a), _union([provider_type(t) for t in ts]), a, ts) for a, ts in plan.archetypes]
+    clash = {a for a, *_ in archetypes} & set(cls_of.values())
+    if clash:
+        raise RenderError(f"archetype names {sorted(clash)} are also type names: rename one in the pack")
+    choices = [(naming.type(r.name), r.name, r.primitive,
+                [(naming.constant(n), repr(v), n) for n, v in r.choices]) for r in plan.restricted if r.choices]
+    # the constructors an encoder picks between, by role: "main", "small" (one octet), "zero" (no octets),
+    # "true" / "false", "w1" / "w4" (size fields of one or four octets)
+    enc: dict[str, dict[str, int]] = {}
+    for c in plan.constructors:
+        roles = enc.setdefault(c.primitive, {})
+        if c.category == "fixed" and c.width == 0 and c.name in ("true", "false"):
+            roles[c.name] = c.code
+        elif c.category == "fixed" and c.width == 0 and c.primitive != "null":
+            roles["zero"] = c.code
+        elif c.category == "fixed" and c.name.startswith("small"):
+            roles["small"] = c.code
+        elif c.category == "fixed":
+            roles["main"] = c.code
+        else:
+            roles[f"w{c.width}"] = c.code
+    # the widest constructor of each primitive: what an array of mixed element sizes is written with
+    wide = {p: r.get("w4", r.get("main")) for p, r in enc.items()}
+    comps = [d for d in out if d.kind == "composite"]
+    fields_all = [f for d in comps for f in d.fields]
+    used = {f"F_{f.primitive.upper()}" for f in fields_all if f.primitive}
+    used |= {f"w_{f.primitive}" for f in fields_all if f.primitive}
+    used |= {f"w_{d.source}" for d in out if d.kind == "section" and d.source != "*"}
+    used |= {"read_multiple", "write_multiple"} if any(f.multiple and f.primitive for f in fields_all) else set()
+    used |= {"read_described", "write_described"} if any(f.kind == "composite" for f in fields_all) else set()
+    used |= {"read_field", "_WRONG", "_read", "write", "_Short", "descriptor_prefix", "read_list_head", "skip_items",
+             "w_composite", "write_list"}
+    annotations = " ".join([f.annotation + f.param for f in fields_all] + [d.value_annotation for d in out])
+    wrappers_used = sorted({w for w in WRAPPER.values() if w in annotations.replace("|", " ").replace("[", " ")
+                            .replace("]", " ").split()} | {"Symbol", "Described"})
+    return {
+        "py10": {
+            "composite_imports": sorted(used, key=lambda n: n.lstrip("_").lower()),
+            "composite_wrappers": wrappers_used,
+            "composite_uuid": "uuid.UUID" in annotations or any("uuid.UUID" in u for _, u, _, _ in archetypes),
+            "composite_array": "Array" in annotations.replace("|", " ").replace("[", " ").replace("]", " ").split(),
+            "enc": enc,
+            "wide": wide,
+            "readers": readers,
+            "by_code": by_code,
+            "null": null,
+            "array_codes": [r.code for r in readers if r.category == "array"],
+            "primitives": sorted({r.primitive for r in readers if r.primitive != "array"}),
+            "wrapper": WRAPPER,
+            "wrappers": [(WRAPPER[p], p, WRAPPER_BASE[p]) for p in WRAPPER],
+            "described": out,
+            "composites": [d for d in out if d.kind == "composite"],
+            "sections": [d for d in out if d.kind == "section"],
+            "section_ranks": [(cls_of[s], wire.SECTION_ORDER.index("body" if s in plan.body_sections else s))
+                              for s in plan.sections],
+            "section_names": list(plan.sections),
+            "body_sections": [cls_of[s] for s in plan.body_sections],
+            "archetypes": archetypes,
+            "choices": choices,
+            "definitions": [(naming.constant(n), v) for n, v in plan.definitions],
+            "error_kinds": [(naming.type(k, "error"), k, why) for k, why in ERROR_KINDS.items()],
+            "cls_of": cls_of,
+            "all": isort(["AMQPError", "Array", "DecodeError", "Described", "EncodeError", "Frame", "FrameReader",
+                          "Message", "ProtocolHeader", "TYPES", "decode_frames", "decode_value", "encode_frame",
+                          "encode_transfer", "encode_value", "read_value", "decode_described", *WRAPPER.values(), *cls_of.values(),
+                          *(a for a, *_ in archetypes)]),
+        },
+    }
+
