@@ -169,6 +169,7 @@ class SpecChoice:
     def load(self, strict: bool = False) -> Spec:
         spec, overlays, project_strict = self.files()
         if is_amqp10(spec):
-            raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate`, `inspect`, `vectors` and `docs` "
-                             "read it; this command reads the 0-8, 0-9 and 0-9-1 families only, so far")
+            raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate`, `inspect`, `vectors`, `docs`, "
+                             "`diff` and `render --lang python` read it; this command reads the 0-8, 0-9 and 0-9-1 "
+                             "families only, so far")
         return load_spec(spec, strict=strict or project_strict, overlays=overlays)

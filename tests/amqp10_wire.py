@@ -3,7 +3,7 @@ Python package (``g``, the module the ``amqp10`` fixture imports): SASL PLAIN, o
 receiver links with credit, multi-frame deliveries, dispositions, and the orderly detach / end / close.
 
 It is a test tool, not a library: any frame it does not expect (a detach, end or close carrying an error, a
-performative it has no rule for) raises AssertionError at once, and every read has a deadline, so a hang is a
+performative it has no rule for) fails the test at once, and every read has a deadline, so a hang is a
 failure rather than a stall.
 """
 
@@ -74,7 +74,7 @@ class Amqp10Client:
         self.remote_next_incoming_id = 0
         self.remote_incoming_window = 0  # how far the broker lets our transfer ids run past remote_next_incoming_id
         self.next_incoming_id = 0  # the transfer id we expect from the broker next
-        self.accepted: set[int] = set()  # our unsettled delivery ids the broker settled as Accepted
+        self.accepted: set[int] = set()  # delivery ids the broker settled as Accepted (its ranges span ours)
         self.received: list[Delivery] = []  # complete deliveries, in arrival order
         self._settled_upto = 0  # received[:_settled_upto] are settled
 

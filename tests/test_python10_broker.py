@@ -49,7 +49,7 @@ def _rabbitmq_plugins(*args: str) -> subprocess.CompletedProcess[str]:
     cmd = [exe, *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
     sudo = shutil.which("sudo")
-    if proc.returncode != 0 and sudo and subprocess.run([sudo, "-n", "true"], capture_output=True).returncode == 0:
+    if proc.returncode != 0 and sudo and subprocess.run([sudo, "-n", "true"], check=False).returncode == 0:
         proc = subprocess.run([sudo, "-n", *cmd], capture_output=True, text=True, timeout=60, check=False)
     return proc
 
@@ -223,7 +223,7 @@ def assert_same_message(g: ModuleType, got: Any, sent: Any, what: str, *, revers
 def test_thousand_messages_round_trip(amqp10: ModuleType, client: Callable[..., Amqp10Client],
                                       queue_name: Callable[[str], str]) -> None:
     """1,000 messages sent on a sender link and received on a receiver link of one session through the same queue:
-    mixed settled and unsettled (each unsettled one accepted by the broker, no other), every 10th split over
+    mixed settled and unsettled (each unsettled one accepted by the broker), every 10th split over
     several frames both ways, each received once, in order, equal to what was sent, and settled (the queue is
     left empty); then detach, end and close answered in kind."""
     g = amqp10
@@ -277,7 +277,8 @@ def test_thousand_messages_round_trip(amqp10: ModuleType, client: Callable[..., 
     c.settle_received()
     _shutdown(c)
 
-    assert c.accepted == unsettled, "the broker settled what we had settled already, or not all we had not"
+    # every unsettled delivery accepted (RabbitMQ's disposition ranges also span the pre-settled ones between)
+    assert unsettled <= c.accepted
     assert queue_depth(name) == 0, "messages left in the queue: our dispositions were not all taken"
     assert split_sent == COUNT // BIG_EVERY, "every large message must have gone out over several frames"
     got: list[Delivery] = c.received
