@@ -144,7 +144,7 @@ def _warn(spec: Spec) -> None:
         click.echo(w.format(), err=True)
 
 
-def _warn_count(spec: Spec) -> None:
+def _warn_count(spec: Spec | model10.Spec10) -> None:
     # A build step wants one line, not the whole list; `amqgen validate` prints them all.
     if spec.warnings:
         n = len(spec.warnings)

@@ -523,14 +523,14 @@ def manifest_name(pack: Pack) -> str:
     return f".amqgen-{pack.name}"
 
 
-def manifest_text(pack: Pack, spec: Spec, files: Mapping[str, bytes]) -> bytes:
+def manifest_text(pack: Pack, spec: Spec | Spec10, files: Mapping[str, bytes]) -> bytes:
     why = (f"# the files render --lang {pack.name} wrote here; a file listed here that a later render does not "
            "produce is removed by it")
     lines = [f"# {notice(spec)}", why, *sorted(files)]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def with_manifest(pack: Pack, spec: Spec, files: Mapping[str, bytes]) -> dict[str, bytes]:
+def with_manifest(pack: Pack, spec: Spec | Spec10, files: Mapping[str, bytes]) -> dict[str, bytes]:
     return {**files, manifest_name(pack): manifest_text(pack, spec, files)}
 
 

@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import proton
-from proton import Data, Described, Message, symbol, ubyte, uint, ulong, ushort
+from proton import Data, Described, Message, symbol, uint, ulong, ushort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cpu_model, write_block  # noqa: E402
+from bench_common import cpu_model, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = struct.Struct(">IBBH")
@@ -190,9 +190,9 @@ def main() -> None:
         for name in mine:
             ours_ops, proton_ops = timed(mine[name], args.quick), timed(peer[name], args.quick)
             rows.append((name, ours_ops, proton_ops, ours_ops / proton_ops))
-    lines = [f"Machine: {cpu_model(platform.processor() or 'unknown')}, Python {platform.python_version()}, "
-             f"python-qpid-proton {metadata.version('python-qpid-proton')}; one run, best of 5.",
-             "", "| case | amqgen ops/s | Proton ops/s | amqgen / Proton |", "|---|---:|---:|---:|"]
+    machine = (f"Machine: {cpu_model(platform.processor() or 'unknown')}, Python {platform.python_version()}, "
+               f"python-qpid-proton {metadata.version('python-qpid-proton')}; one run, best of 5.")
+    lines = [machine, "", "| case | amqgen ops/s | Proton ops/s | amqgen / Proton |", "|---|---:|---:|---:|"]
     lines += [f"| {n} | {o:,.0f} | {p:,.0f} | {r:.2f}x |" for n, o, p, r in rows]
     block = "\n".join(lines)
     print(block)

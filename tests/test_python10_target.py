@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from proton_peer import PROTON_TYPE, proton_decode, proton_encode
 from proton_peer import same as proton_same
-from pytarget import ROOT, SPEC_10, render_package10
+from pytarget import ROOT, render_package10
 
 VENV_BIN = Path(sys.executable).parent
 #: mutated inputs per test run; a long run sets more (AMQGEN_FUZZ10_CASES=3000000 AMQGEN_FUZZ10_SEED=N)

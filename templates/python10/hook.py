@@ -147,7 +147,6 @@ def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, 
     readers = [_reader(c) for c in plan.constructors]
     by_code = {r.code: r for r in readers}
     null = next(c.code for c in plan.constructors if c.primitive == "null")
-    described = plan.described_by_name()
     cls_of = {d.name: naming.type(d.name) for d in plan.described}
     restricted = {r.name: r for r in plan.restricted}
     naming.check_unique("1.0 described types", "type", ((d.name, None) for d in plan.described))
