@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from .errors import Diagnostic, Location, RenderError
+from .grammar import linked
 from .model import Assert, Class, Constant, Domain, Field, Method, Rule, Spec
 
 BlockKind = str  # "p": a paragraph to reflow; "pre": lines whose layout matters
@@ -429,7 +430,12 @@ def csp_hash(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-HTML_FILTERS = {"blocks": blocks}
+def grammar_links(cls: Class, spec: Spec) -> list[tuple[str, str | None, str | None]]:
+    """A class's grammar as written, in pieces linked to its methods and to the productions of every class."""
+    return linked(cls, (p.name for c in spec.classes for p in c.productions))
+
+
+HTML_FILTERS = {"blocks": blocks, "grammar": grammar_links}
 
 
 # Markdown (GitHub-flavoured): spec text is literal text, never markup.

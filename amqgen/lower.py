@@ -17,6 +17,7 @@ from typing import cast
 from lxml import etree
 
 from .errors import Diagnostic, Location, SpecError, StrictError
+from .grammar import parse as parse_grammars
 from .loader import Document, canon, read_document
 from .model import (
     ASSERT_KINDS,
@@ -174,6 +175,7 @@ class Lowerer:
         self.doc = doc
         self.prov = prov or Provenance()
         self.warnings: list[Diagnostic] = []
+        self.grammar_lines: dict[str, Location] = {}  # class -> the first line of its grammar text
         self.constants: dict[str, Constant] = {}
         self.domains: dict[str, Domain] = {}
         self.domain_spelling: dict[str, str] = {}  # canonical name -> name as defined
@@ -269,6 +271,9 @@ class Lowerer:
         for el in raw_domains:
             self.domain(el, by_name, ())
         classes = self.classes()
+        productions, defects = parse_grammars(classes, self.grammar_lines)
+        classes = tuple(replace(c, productions=productions.get(c.name, ())) for c in classes)
+        self.warnings.extend(defects)
         return Spec(
             name=self.doc.name,
             family=self.doc.family,
@@ -516,6 +521,12 @@ class Lowerer:
 
     def klass(self, el: etree._Element, name: str, index: int) -> Class:
         doc, grammar, _ = self.docs(el, name)
+        first = next((d for d in _children(el, "doc") if d.get("type") == "grammar"), None)
+        if first is not None:  # the line the grammar's text starts on, for its productions' locations
+            lead = "".join(first.itertext())
+            skipped = lead[: len(lead) - len(lead.lstrip())].count("\n")
+            at = self.loc(first, name)
+            self.grammar_lines[name] = Location(at.file, (at.line or 0) + skipped if at.line else None, name)
         props = lower_properties(self.fields(_children(el, "field"), name, el))
         methods = self.methods(el, name, index)
         return Class(

@@ -187,6 +187,59 @@ class Method:
         return self.name.endswith("-ok")
 
 
+# -- a class's grammar (<doc type="grammar">), parsed: amqgen.grammar ------------------------------------------
+@dataclass(frozen=True)
+class Terminal:
+    """``C:START-OK`` / ``S:START``: the sender (C client, S server) and the method of the grammar's class it names
+    (``method`` None when the class has no such method: a warning), or ``C:protocol-header``."""
+
+    sender: Literal["client", "server"]
+    name: str  # as written, lower case: "start-ok", "protocol-header"
+    method: str | None  # the full name, "connection.start-ok"; None for the protocol header or an unknown name
+    kind: Literal["terminal"] = "terminal"  # each grammar node says what it is (inspect --json)
+
+
+@dataclass(frozen=True)
+class NonTerminal:
+    """A production's name used in another: ``*channel``, ``content``, ``functional-class``."""
+
+    name: str
+    defined_in: str | None  # the class whose grammar defines it; None: built in ("content") or undefined
+    kind: Literal["nonterminal"] = "nonterminal"
+
+
+@dataclass(frozen=True)
+class Sequence:
+    items: tuple[GrammarExpr, ...]
+    kind: Literal["sequence"] = "sequence"
+
+
+@dataclass(frozen=True)
+class Choice:
+    options: tuple[GrammarExpr, ...]
+    kind: Literal["choice"] = "choice"
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """``*x`` (min 0, max None), ``1*x``, ``[x]`` (min 0, max 1)."""
+
+    item: GrammarExpr
+    min: int
+    max: int | None
+    kind: Literal["repeat"] = "repeat"
+
+
+GrammarExpr = Terminal | NonTerminal | Sequence | Choice | Repeat
+
+
+@dataclass(frozen=True)
+class Production:
+    name: str  # "open-connection"
+    expr: GrammarExpr
+    loc: Location  # the line it starts on
+
+
 @dataclass(frozen=True)
 class Class:
     name: str
@@ -203,6 +256,7 @@ class Class:
     property_flag_words: int  # flag words a content header for this class carries (>= 1)
     added_by: Location | None = None  # provenance: see Field
     changed_by: tuple[Location, ...] = ()
+    productions: tuple[Production, ...] = ()  # the grammar parsed (amqgen.grammar), in the order written
 
     @property
     def property_flag_masks(self) -> tuple[int, ...]:

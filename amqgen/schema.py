@@ -3,7 +3,9 @@
 The schema is derived from the model's own type annotations, so the two cannot drift.
 Tools consume the JSON the way protoc plugins consume descriptors; ``SCHEMA_VERSION``
 changes whenever a field is removed or changes meaning (adding fields keeps it). Version 2 removed
-``Method.segments``: the codecs' runs are the codec plan's (amqgen.plan), not the model's.
+``Method.segments``: the codecs' runs are the codec plan's (amqgen.plan), not the model's. The grammar's
+productions (``Class.productions``) and the behaviour plan (``behaviour``, amqgen.behaviour) were added in
+version 2.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import PurePath
 from typing import Any, Literal, Union
 
 from . import __version__
+from .behaviour import BehaviourPlan, behaviour_plan
 from .errors import Diagnostic, Location
 from .model import Spec
 
@@ -35,7 +38,8 @@ def _value(v: Any) -> Any:
 
 
 def to_document(spec: Spec) -> dict[str, Any]:
-    return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "generator": f"amqgen {__version__}", "spec": _value(spec)}
+    return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "generator": f"amqgen {__version__}",
+            "spec": _value(spec), "behaviour": _value(behaviour_plan(spec))}
 
 
 def to_json(spec: Spec) -> str:
@@ -87,6 +91,7 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
 def json_schema() -> dict[str, Any]:
     defs: dict[str, Any] = {}
     spec_ref = _type_schema(Spec, defs)
+    behaviour_ref = _type_schema(BehaviourPlan, defs)
     _type_schema(Diagnostic, defs)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -97,8 +102,9 @@ def json_schema() -> dict[str, Any]:
             "schema_version": {"const": SCHEMA_VERSION},
             "generator": {"type": "string"},
             "spec": spec_ref,
+            "behaviour": behaviour_ref,
         },
-        "required": ["format", "schema_version", "generator", "spec"],
+        "required": ["format", "schema_version", "generator", "spec", "behaviour"],
         "additionalProperties": False,
         "$defs": dict(sorted(defs.items())),
     }

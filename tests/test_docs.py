@@ -260,7 +260,7 @@ def test_html_has_what_the_2006_reference_left_out(html_page: Path) -> None:
     assert ids["domain.delivery-tag"].findall("td")[1].text_content() == "longlong"
     # The loader's warnings, each with its code and a link to the element when it has one.
     warn = ids["warnings"].getnext().getnext()
-    assert len(warn.findall(".//tbody/tr")) == 16
+    assert len(warn.findall(".//tbody/tr")) == 18
     assert "W001" in warn.text_content() and '<a class="mono" href="#exchange.bound.queue">' in lxml.html.tostring(warn, encoding=str)
 
 
@@ -282,6 +282,14 @@ def test_grammar_blocks_keep_their_layout(spec: str, tmp_path: Path) -> None:
         assert f"text\n{want}\n```" in md
         shown_by_class[name] = shown
     assert len(shown_by_class) >= 5
+    # the layout is the file's; its terminals link to their methods, its names to their productions
+    pre = page.get_element_by_id("connection").find_class("grammar")[0]
+    links = {a.text_content(): a.get("href") for a in pre.iter("a")}
+    assert links["S:START"] == "#connection.start" and links["C:START-OK"] == "#connection.start-ok"
+    assert links["open-connection"] == "#grammar-open-connection"
+    assert page.get_element_by_id("grammar-open-connection").text_content() == "open-connection"
+    channel = page.get_element_by_id("channel").find_class("grammar")[0]
+    assert {a.get("href") for a in channel.iter("a")} >= {"#channel.open", "#channel.close-ok", "#grammar-close-channel"}
     if "0-9-1" in spec:  # this one is indented: continuation lines sit under the right-hand side
         line = next(ln for ln in shown_by_class["connection"].split("\n") if "S:START C:START-OK" in ln)
         assert line.startswith(" " * 10)

@@ -1,0 +1,236 @@
+"""The behaviour plan: what a protocol engine needs to know of a 0-x spec's behaviour, derived once from the model,
+target-neutral (the sans-I/O engine of issue 19 and the traffic pipeline's sequence checks read it).
+
+From each method's chassis, ``synchronous``, ``<response>`` and ``content``, the class grammars where the spec
+has them (``Class.productions``; Debian's stripped files and RabbitMQ's ``confirm`` class have none, and lose
+nothing here but the cross-check), and the frame rules of the spec's prose (4.2.3: connection-class methods and
+heartbeats on channel 0, every other class on a channel above 0):
+
+- per method: who may send it, on which channel, the replies a synchronous request accepts (the ``<response>``
+  elements and, where the grammar gives more, the grammar's), the requests a reply answers, whether content
+  follows it, whether it opens or closes a channel or the connection, whether it is part of the connection's
+  negotiation, and its no-wait field;
+- the connection's negotiation in order (the ``open-connection`` production where there is one, else the
+  connection class's requests in index order): who sends each step and whether it may repeat (``secure``);
+- each kind of violation with the reply code the spec gives it (``frame-error``, ``command-invalid``, ...).
+
+Disagreements between the grammar and the ``<response>`` elements are listed in ``conflicts`` (none in the
+specs bundled or in Debian's amqp-specs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from .model import Choice, GrammarExpr, Method, NonTerminal, Production, Repeat, Sequence, Spec, Terminal
+
+Role = Literal["client", "server"]
+#: the class whose methods travel on channel 0 (AMQP 0-9-1, 4.2.3: "channel 0 ... for all frames which are global
+#: to the connection"); the class that opens and closes channels
+CONNECTION_CLASS = "connection"
+CHANNEL_CLASS = "channel"
+_NO_WAIT_FIELDS = ("no-wait", "nowait")
+
+
+@dataclass(frozen=True)
+class MethodBehaviour:
+    method: str  # "basic.get"
+    key: int  # class id << 16 | method id
+    senders: tuple[Role, ...]  # from the chassis: the server implements it -> the client sends it
+    channel: Literal["zero", "nonzero"]
+    synchronous: bool
+    replies: tuple[str, ...]  # the methods that answer it (a synchronous request waits for one)
+    answers: tuple[str, ...]  # a reply: the requests it answers
+    content: bool  # a content header and body frames follow it
+    opens: Literal["connection", "channel"] | None  # the reply that makes the connection / a channel usable
+    closes: Literal["connection", "channel"] | None  # close and close-ok
+    negotiation: bool  # part of the connection's negotiation (before it is open)
+    no_wait: str | None  # the bit field that asks for no reply ("no-wait", "nowait")
+
+
+@dataclass(frozen=True)
+class Step:
+    sender: Role | None  # None: the protocol header (the client's)
+    method: str | None  # None: the protocol header
+    repeats: bool  # may occur any number of times (the server's challenges)
+
+
+@dataclass(frozen=True)
+class Violation:
+    kind: str
+    constant: str | None  # the reply code's constant name; None when the spec defines none of them
+    code: int | None
+    hard: bool  # a connection exception (else a channel exception)
+    what: str
+
+
+@dataclass(frozen=True)
+class BehaviourPlan:
+    methods: tuple[MethodBehaviour, ...]
+    negotiation: tuple[Step, ...]
+    violations: tuple[Violation, ...]
+    from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
+    conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
+
+
+#: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
+VIOLATIONS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
+    ("malformed-frame", ("frame-error",), True, "a frame that cannot be decoded, or over frame_max"),
+    ("bad-heartbeat", ("frame-error",), True, "a heartbeat frame on a channel other than 0"),
+    ("bad-field", ("syntax-error",), True, "a field value the spec's asserts refuse"),
+    ("out-of-sequence", ("command-invalid",), True,
+     ("a method the state does not allow: a reply to no request, a second synchronous request before the reply, "
+      "a method before the connection is open")),
+    ("channel-not-open", ("channel-error",), True, "a method on a channel that is not open, or over channel_max"),
+    ("unexpected-frame", ("unexpected-frame", "command-invalid"), True,
+     "a content header or body where none is expected, or a method where the body is"),
+    ("not-sendable", ("not-implemented", "command-invalid"), True, "a method the sender's chassis does not send"),
+)
+
+
+def _terminals_in_order(expr: GrammarExpr, defs: dict[str, Production], repeated: bool = False,
+                        seen: frozenset[str] = frozenset()) -> list[tuple[Terminal, bool]]:
+    """The terminals in the order written, productions of the same grammar expanded (``*challenge``)."""
+    if isinstance(expr, Terminal):
+        return [(expr, repeated)]
+    if isinstance(expr, Sequence):
+        return [t for x in expr.items for t in _terminals_in_order(x, defs, repeated, seen)]
+    if isinstance(expr, Choice):  # a choice in the negotiation: its first option (OPEN-OK before 0-9's REDIRECT)
+        return _terminals_in_order(expr.options[0], defs, repeated, seen)
+    if isinstance(expr, Repeat):
+        return _terminals_in_order(expr.item, defs, repeated or expr.max != 1, seen)
+    if expr.name in defs and expr.name not in seen:
+        return _terminals_in_order(defs[expr.name].expr, defs, repeated, seen | {expr.name})
+    return []
+
+
+def _pairs(expr: GrammarExpr, replies: set[str]) -> list[tuple[str, str]]:
+    """(request, reply) pairs the grammar writes: a request (a method that answers nothing) followed by the other
+    side's terminal; a choice after a request gives each option's first terminal. ``S:SELECT-OK C:START`` is not a
+    pair: select-ok is a reply."""
+    out: list[tuple[str, str]] = []
+    if isinstance(expr, Sequence):
+        for a, b in zip(expr.items, expr.items[1:], strict=False):
+            if isinstance(a, Terminal) and a.method and a.method not in replies:
+                for first in _firsts(b):
+                    if first.method and first.sender != a.sender:
+                        out.append((a.method, first.method))
+        for x in expr.items:
+            out += _pairs(x, replies)
+    elif isinstance(expr, Choice):
+        for x in expr.options:
+            out += _pairs(x, replies)
+    elif isinstance(expr, Repeat):
+        out += _pairs(expr.item, replies)
+    return out
+
+
+def _firsts(expr: GrammarExpr) -> list[Terminal]:
+    if isinstance(expr, Terminal):
+        return [expr]
+    if isinstance(expr, Sequence):
+        return _firsts(expr.items[0])
+    if isinstance(expr, Choice):
+        return [t for x in expr.options for t in _firsts(x)]
+    if isinstance(expr, Repeat):
+        return _firsts(expr.item)
+    assert isinstance(expr, NonTerminal)
+    return []
+
+
+def _no_wait(m: Method) -> str | None:
+    return next((f.name for f in m.fields if f.name in _NO_WAIT_FIELDS and f.type == "bit"), None)
+
+
+@cache
+def behaviour_plan(spec: Spec) -> BehaviourPlan:
+    methods = [m for c in spec.classes for m in c.methods]
+    by_name = {m.full_name: m for m in methods}
+    grammar_pairs: dict[str, set[str]] = {}
+    productions = {p.name: p for c in spec.classes for p in c.productions}
+    all_replies = {r for m in methods for r in m.responses}
+    for c in spec.classes:
+        for p in c.productions:
+            for req, rep in _pairs(p.expr, all_replies):
+                grammar_pairs.setdefault(req, set()).add(rep)
+    conflicts: list[str] = []
+    replies: dict[str, tuple[str, ...]] = {}
+    for m in methods:
+        # every method's replies, synchronous or not: 0-9's message class answers asynchronous requests
+        grammar = grammar_pairs.get(m.full_name, set())
+        extra = sorted(grammar - set(m.responses))
+        missing = [r for r in m.responses if grammar and r not in grammar]
+        if extra:
+            conflicts.append(f"the grammar answers {m.full_name} with {', '.join(extra)}, which <response> does not")
+        if missing:
+            conflicts.append(f"<response> answers {m.full_name} with {', '.join(missing)}, which the grammar does not")
+        replies[m.full_name] = tuple(m.responses) + tuple(r for r in extra if r in by_name)
+    # a reply no <response> names and no grammar places: by the naming the model uses (Method.is_reply), X-ok
+    # answers X (Debian's stripped 0-9-1 files drop basic.recover's response to basic.recover-ok)
+    placed = {r for reps in replies.values() for r in reps}
+    for m in methods:
+        if m.is_reply and m.full_name not in placed:
+            request = m.full_name[: -len("-ok")]
+            if request in by_name and not replies[request]:
+                replies[request] = (m.full_name,)
+                conflicts.append(f"no <response> or grammar names {m.full_name}: taken as {request}'s reply (its name)")
+    answers: dict[str, list[str]] = {}
+    for req, reps in replies.items():
+        for r in reps:
+            answers.setdefault(r, []).append(req)
+
+    negotiation = _negotiation(spec, productions)
+    in_negotiation = {s.method for s in negotiation if s.method}
+    senders: dict[str, tuple[Role, ...]] = {
+        "client-to-server": ("client",), "server-to-client": ("server",), "both": ("client", "server")}
+    out = []
+    for m in methods:
+        cls = m.class_name
+        opens: Literal["connection", "channel"] | None = None
+        closes: Literal["connection", "channel"] | None = None
+        if cls in (CONNECTION_CLASS, CHANNEL_CLASS):
+            scope: Literal["connection", "channel"] = "connection" if cls == CONNECTION_CLASS else "channel"
+            if m.name == "open-ok":
+                opens = scope
+            if m.name in ("close", "close-ok"):
+                closes = scope
+        out.append(MethodBehaviour(
+            method=m.full_name, key=m.class_index << 16 | m.index, senders=senders[m.direction],
+            channel="zero" if cls == CONNECTION_CLASS else "nonzero", synchronous=m.synchronous,
+            replies=replies[m.full_name], answers=tuple(answers.get(m.full_name, ())), content=m.content,
+            opens=opens, closes=closes, negotiation=m.full_name in in_negotiation, no_wait=_no_wait(m)))
+    constants = {c.name: c for c in spec.constants}
+    violations = []
+    for kind, names, hard, what in VIOLATIONS:
+        found = next((constants[n] for n in names if n in constants), None)
+        violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
+    return BehaviourPlan(tuple(out), negotiation, tuple(violations), bool(productions), tuple(conflicts))
+
+
+def _negotiation(spec: Spec, productions: dict[str, Production]) -> tuple[Step, ...]:
+    """The connection's negotiation: the ``open-connection`` production's terminals in order, else the connection
+    class's requests (start, secure, tune, open) in index order, each with its reply."""
+    prod = productions.get("open-connection")
+    if prod is not None:
+        steps = []
+        for t, repeated in _terminals_in_order(prod.expr, productions):
+            steps.append(Step(None, None, False) if t.method is None and t.name == "protocol-header"
+                          else Step(t.sender, t.method, repeated))
+        return tuple(steps)
+    conn = next((c for c in spec.classes if c.name == CONNECTION_CLASS), None)
+    if conn is None:
+        return ()
+    by_name = {m.full_name: m for m in conn.methods}
+    steps = [Step(None, None, False)]
+    for m in conn.methods:
+        if not m.synchronous or not m.responses or m.name == "close" or m.is_reply:
+            continue
+        sender: Role = "server" if m.direction == "server-to-client" else "client"
+        repeats = m.name == "secure"  # the server's challenges repeat until it sends tune (the prose of 1.4.2)
+        steps.append(Step(sender, m.full_name, repeats))
+        reply = by_name.get(m.responses[0])
+        if reply is not None:
+            steps.append(Step("client" if sender == "server" else "server", reply.full_name, repeats))
+    return tuple(steps)
