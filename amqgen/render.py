@@ -29,6 +29,7 @@ from . import vectors as vectors_module
 from .amqp10 import vectors as vectors10
 from .amqp10.model import Spec10
 from .amqp10.plan import codec_plan10
+from .behaviour import behaviour_plan
 from .errors import Location, RenderError
 from .model import Class, Method, Spec
 from .naming import Naming
@@ -366,6 +367,7 @@ def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = 
         "amqgen_version": __version__,
         "wire": wire,  # shared wire facts: type codes per dialect, frame defaults, limits
         "codec": codec_plan(spec),  # the codec plan: runs, offsets, masks, flag words (amqgen.plan)
+        "behaviour": behaviour_plan(spec),  # who sends what, replies, content, negotiation (amqgen.behaviour)
         "vectors": vectors,
         "vectors_json": vectors_json,
     }

@@ -44,7 +44,7 @@ def import_package(spec: str, package: str, out_root: Path, *, overlays: tuple[s
     if str(out) not in sys.path:
         sys.path.insert(0, str(out))
     mod = importlib.import_module(package)
-    for sub in ("constants", "exceptions", "table", "methods", "properties", "frames", "checks", "rules"):
+    for sub in ("constants", "exceptions", "table", "methods", "properties", "frames", "engine", "checks", "rules"):
         importlib.import_module(f"{package}.{sub}")
     return mod
 

@@ -171,14 +171,20 @@ def _element_constructor(a: Array, wide: bool) -> int:
         raise ValueError("arrays of arrays are written with their own constructors (not in the corpus)")
     if not a.items:  # no element to fit: the type's own constructor (str8 and the like for the variable ones)
         return {"binary": 0xA0, "string": 0xA1, "symbol": 0xA3}.get(a.type) or _MAIN[a.type]
-    codes = {smallest(Typed(a.type, x)) for x in a.items}
+    # elements carry octets, as Proton writes them: an element constructor that carries none (true, uint0, ...)
+    # would let a few octets announce any number of elements
+    codes = {_WITH_OCTETS.get(c, c) for c in (smallest(Typed(a.type, x)) for x in a.items)}
     widest = {0x41: 0x56, 0x42: 0x56, 0x43: 0x70, 0x52: 0x70, 0x44: 0x80, 0x53: 0x80, 0x54: 0x71, 0x55: 0x81,
               0xA0: 0xB0, 0xA1: 0xB1, 0xA3: 0xB3}
     if wide:
         return widest.get(next(iter(codes)), next(iter(codes)))
-    if len(codes) == 1:  # one constructor fits all (0x41 for elements all true: each is zero octets)
+    if len(codes) == 1:  # one constructor fits all
         return next(iter(codes))
     return widest.get(min(codes), min(codes))  # mixed sizes: the type's wide form holds every element
+
+
+#: the zero-octet constructors and the smallest that carries octets for the same values
+_WITH_OCTETS = {0x41: 0x56, 0x42: 0x56, 0x43: 0x52, 0x44: 0x53}
 
 
 def _encode_array(a: Array, wide: bool) -> bytes:

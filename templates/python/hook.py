@@ -478,7 +478,14 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         }
         for r in spec.all_rules()
     ]
+    # the engine's method keys: every method by full name, and the connection and channel methods it handles
+    keys = {m.full_name: f"({m.class_index}, {m.index})" for c in spec.classes for m in c.methods}
+    engine_keys = {naming.constant(n): keys[n] for n in (
+        "connection.tune", "connection.tune-ok", "connection.close", "connection.close-ok", "channel.open",
+        "channel.close", "channel.close-ok", "channel.flow", "channel.flow-ok") if n in keys}
     return {
+        "py_keys": keys,
+        "py_engine_keys": engine_keys,
         "py": {
             "methods": methods,
             "properties": props,
