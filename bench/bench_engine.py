@@ -38,6 +38,8 @@ def render(out: Path) -> Any:
     subprocess.run([sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", SPEC, "--package",
                     "amqp091b", "--out", str(out)], check=True, cwd=ROOT, capture_output=True)
     sys.path.insert(0, str(out))
+    for sub in ("engine", "methods", "properties", "frames"):
+        importlib.import_module(f"amqp091b.{sub}")
     return importlib.import_module("amqp091b")
 
 
@@ -97,8 +99,9 @@ def micro(pkg: Any, quick: bool) -> list[tuple[str, float, float]]:
 ENGINE_CLIENT = r"""
 import resource, socket, sys, time
 sys.path.insert(0, sys.argv[1])
-import amqp091b as pkg
-e, m = pkg.engine, pkg.methods.METHODS_BY_NAME
+import amqp091b.engine as e, amqp091b.methods, amqp091b.properties
+pkg = sys.modules["amqp091b"]
+m = pkg.methods.METHODS_BY_NAME
 count, queue = int(sys.argv[2]), sys.argv[3]
 props = pkg.properties.PROPERTIES[60]()
 body = bytes(range(128))

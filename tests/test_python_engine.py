@@ -429,3 +429,18 @@ def test_the_engine_examples_run_against_rabbitmq(script: str, tmp_path: Any) ->
                           timeout=120, check=False, cwd=root)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "50 messages published and read back" in proc.stdout
+
+
+@pytest.mark.broker
+def test_the_engine_bench_checks_equal_work_and_reports(tmp_path: Any) -> None:
+    """bench/bench_engine.py --quick: its equal-work checks pass and it reports both tables (no timing asserted)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, str(root / "bench" / "bench_engine.py"), "--quick"], capture_output=True,
+                          text=True, timeout=300, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| engine + socket |" in proc.stdout and "| pika BlockingConnection |" in proc.stdout
+    assert "engine CPU per message / pika's:" in proc.stdout
