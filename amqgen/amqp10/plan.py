@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..errors import Location, SpecError
 from . import wire
 from .model import Composite, Restricted, Spec10
 from .refcodec import MAX_DEPTH  # every 1.0 decoder's nesting bound: the corpus's limit
@@ -129,7 +130,7 @@ def _build(spec: Spec10) -> Plan10:
     order = tuple(n for s in wire.SECTION_ORDER for n in (wire.BODY_SECTIONS if s == "body" else (s,)))
     missing = [n for n in order if n not in sections]
     if missing:  # the section names are fixed knowledge (3.2); a spec that lost one cannot make a message codec
-        raise ValueError(f"message sections {missing} are not described types of this spec")
+        raise SpecError(f"message sections {missing} are not described types of this file set", Location(spec.path))
     return Plan10(
         constructors=constructors,
         described=tuple(described),
