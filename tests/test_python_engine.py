@@ -90,6 +90,17 @@ def test_a_whole_client_on_the_engine_against_rabbitmq(pkg: ModuleType) -> None:
     assert [int(ev.properties.message_id) for ev in got] == list(range(1000))
     c.send(3, "basic.cancel", consumer_tag="engine")
     c.reply(3, "basic.cancel-ok")
+    # a server-sent basic.cancel (RabbitMQ's consumer_cancel_notify): the consumed queue deleted from elsewhere
+    c.send(1, "queue.declare", queue=f"{tag}-gone", auto_delete=False)
+    gone = c.reply(1, "queue.declare-ok").queue
+    c.send(3, "basic.consume", queue=gone, consumer_tag="doomed")
+    c.reply(3, "basic.consume-ok")
+    c.send(1, "queue.delete", queue=gone)
+    c.reply(1, "queue.delete-ok")
+    cancel = c.reply(3, "basic.cancel")
+    assert cancel.consumer_tag == "doomed"
+    if not cancel.no_wait:  # the server waits for cancel-ok only when it asked for one
+        c.send(3, "basic.cancel-ok", consumer_tag="doomed")
 
     # basic.get with content, then get-empty
     c.send(1, "basic.publish", c.props(content_type="text/plain"), b"one", exchange=tag, routing_key="msg.get")
@@ -376,6 +387,23 @@ def test_the_broker_closing_the_connection_is_an_event_and_the_engine_answers(pk
     assert closed.by_peer and closed.reply_code == 320 and "amqgen engine test" in closed.reply_text
     assert c.conn.state == "closed"
     c.sock.close()
+
+
+def test_a_caller_set_policy_agrees_the_tune(pkg: ModuleType) -> None:
+    e, m = pkg.engine, pkg.methods.METHODS_BY_NAME
+    seen = []
+
+    def policy(name: str, proposed: int, wanted: int) -> int:
+        seen.append((name, proposed, wanted))
+        return {"channel_max": 7, "frame_max": proposed, "heartbeat": 0}[name]
+
+    conn = e.Connection("client", channel_max=100, frame_max=65536, heartbeat=30, agree=policy)
+    tune = m["connection.tune"](channel_max=2047, frame_max=131072, heartbeat=60)
+    ok = e.tune_ok_for(tune, conn)
+    assert (ok.channel_max, ok.frame_max, ok.heartbeat) == (7, 131072, 0)
+    assert seen == [("channel_max", 2047, 100), ("frame_max", 131072, 65536), ("heartbeat", 60, 30)]
+    default = e.tune_ok_for(tune, e.Connection("client", channel_max=0, frame_max=65536, heartbeat=30))
+    assert (default.channel_max, default.frame_max, default.heartbeat) == (2047, 65536, 30)  # 0: no limit
 
 
 def test_closes_tune_limits_and_input_after_our_close(pkg: ModuleType) -> None:
