@@ -111,12 +111,18 @@ def test_generated_tests_run_the_whole_corpus(rendered: Path, tmp_path: Path) ->
 
 
 # -- Qpid Proton, both ways ------------------------------------------------------------------------------------
+#: AMQP type -> (the generated package's wrapper class name, Proton's class): the types both keep by class
+_WRAPPED = {"ubyte": ("UByte", proton.ubyte), "ushort": ("UShort", proton.ushort), "uint": ("UInt", proton.uint),
+            "ulong": ("ULong", proton.ulong), "byte": ("Byte", proton.byte), "short": ("Short", proton.short),
+            "int": ("Int", proton.int32), "float": ("Float", proton.float32), "char": ("Char", proton.char),
+            "timestamp": ("Timestamp", proton.timestamp), "symbol": ("Symbol", proton.symbol)}
+_PROTON_OF = {prim: cls for prim, (_, cls) in _WRAPPED.items()}
+
+
 def _from_proton(pkg: ModuleType, obj: Any) -> Any:
     """Proton's object as the generated package's value (types.py's table)."""
     t = pkg.types
-    simple = {proton.ubyte: t.UByte, proton.ushort: t.UShort, proton.uint: t.UInt, proton.ulong: t.ULong,
-              proton.byte: t.Byte, proton.short: t.Short, proton.int32: t.Int, proton.float32: t.Float,
-              proton.char: t.Char, proton.timestamp: t.Timestamp, proton.symbol: t.Symbol}
+    simple = {cls: getattr(t, name) for name, cls in _WRAPPED.values()}
     if type(obj) in simple:
         return simple[type(obj)](obj)
     if isinstance(obj, (proton.decimal32, proton.decimal64)):
@@ -146,9 +152,7 @@ def _plain(pkg: ModuleType, x: Any) -> Any:
 
 def _to_proton(pkg: ModuleType, x: Any) -> Any:
     t = pkg.types
-    conv = {t.UByte: proton.ubyte, t.UShort: proton.ushort, t.UInt: proton.uint, t.ULong: proton.ulong,
-            t.Byte: proton.byte, t.Short: proton.short, t.Int: proton.int32, t.Float: proton.float32,
-            t.Char: proton.char, t.Timestamp: proton.timestamp, t.Symbol: proton.symbol}
+    conv = {getattr(t, name): cls for name, cls in _WRAPPED.values()}
     if type(x) in conv:
         return conv[type(x)](x)
     if isinstance(x, (t.Decimal32, t.Decimal64)):
@@ -158,10 +162,7 @@ def _to_proton(pkg: ModuleType, x: Any) -> Any:
     if isinstance(x, t.Described):
         return proton.Described(_to_proton(pkg, x.descriptor), _to_proton(pkg, x.value))
     if isinstance(x, t.Array):
-        wrap = {"ubyte": proton.ubyte, "ushort": proton.ushort, "uint": proton.uint, "ulong": proton.ulong,
-                "byte": proton.byte, "short": proton.short, "int": proton.int32, "float": proton.float32,
-                "char": proton.char, "timestamp": proton.timestamp, "symbol": proton.symbol,
-                "decimal32": lambda v: proton.decimal32(int.from_bytes(v, "big")),
+        wrap = {**_PROTON_OF, "decimal32": lambda v: proton.decimal32(int.from_bytes(v, "big")),
                 "decimal64": lambda v: proton.decimal64(int.from_bytes(v, "big"))}.get(x.type, lambda v: v)
         d = proton.UNDESCRIBED if x.descriptor is None else _to_proton(pkg, x.descriptor)
         return proton.Array(d, PROTON_TYPE[x.type], *(wrap(v) for v in x.items))
@@ -225,10 +226,9 @@ _SCALARS: dict[str, Any] = {
 
 def _values(pkg: ModuleType) -> Any:
     t = pkg.types
-    cls = {"ubyte": t.UByte, "ushort": t.UShort, "uint": t.UInt, "ulong": t.ULong, "byte": t.Byte, "short": t.Short,
-           "int": t.Int, "long": int, "timestamp": t.Timestamp, "float": t.Float, "double": float, "char": t.Char,
-           "uuid": lambda u: u, "binary": bytes, "string": str, "symbol": t.Symbol, "boolean": bool,
-           "decimal32": t.Decimal32, "decimal64": t.Decimal64}
+    cls = {**{prim: getattr(t, name) for prim, (name, _) in _WRAPPED.items()}, "long": int, "double": float,
+           "uuid": lambda u: u, "binary": bytes, "string": str, "boolean": bool, "decimal32": t.Decimal32,
+           "decimal64": t.Decimal64}
     scalar = st.one_of(st.none(), *(s.map(cls[k]) for k, s in _SCALARS.items()))
     arrays = st.sampled_from(sorted(_SCALARS)).flatmap(
         lambda k: st.lists(_SCALARS[k], max_size=20).map(lambda xs, k=k: t.Array(k, xs)))
@@ -362,11 +362,6 @@ def test_uuid_and_wrappers_keep_their_types(amqp10: ModuleType) -> None:
     # smallint, uuid, timestamp, char
     items = "5207" + "5307" + "5507" + "54ff" + "98" + uuid.UUID(int=5).bytes.hex() + "830000000000000001" + "7300000078"
     assert amqp10.encode_value(value).hex() == "c12e02" + "a3016b" + "c02807" + items
-
-
-_PROTON_OF = {"ubyte": proton.ubyte, "ushort": proton.ushort, "uint": proton.uint, "ulong": proton.ulong,
-              "byte": proton.byte, "short": proton.short, "int": proton.int32, "float": proton.float32,
-              "char": proton.char, "timestamp": proton.timestamp, "symbol": proton.symbol}
 
 
 def _field_values(cls: Any) -> Any:

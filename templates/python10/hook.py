@@ -212,6 +212,23 @@ def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, 
             roles[f"w{c.width}"] = c.code
     # the widest constructor of each primitive: what an array of mixed element sizes is written with
     wide = {p: r.get("w4", r.get("main")) for p, r in enc.items()}
+    # the writers of the fixed-width primitives: each constructor's struct format and the range it holds, from
+    # the model's widths (an integer: signed or not; smallest constructor first)
+    width = {c.code: c.width for c in plan.constructors}
+
+    def int_form(prim: str, code: int) -> dict[str, Any]:
+        signed = prim in SIGNED
+        bits = 8 * width[code]
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        return {"code": code, "fmt": STRUCT[("s" if signed else "u", width[code])], "lo": lo, "hi": hi}
+
+    ints = [{"prim": p, "zero": enc[p].get("zero"),
+             "forms": [int_form(p, enc[p][k]) for k in ("small", "main") if k in enc[p]]}
+            for p in sorted(enc) if p in UNSIGNED or p in SIGNED]
+    floats = [{"prim": p, "code": enc[p]["main"], "fmt": STRUCT[("f", width[enc[p]["main"]])]}
+              for p in sorted(enc) if p in ("float", "double")]
+    decimals = [{"prim": p, "code": enc[p]["main"], "width": width[enc[p]["main"]]}
+                for p in sorted(enc) if p.startswith("decimal")]
     comps = [d for d in out if d.kind == "composite"]
     fields_all = [f for d in comps for f in d.fields]
     used = {f"F_{f.primitive.upper()}" for f in fields_all if f.primitive}
@@ -232,6 +249,9 @@ def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, 
             "composite_array": "Array" in annotations.replace("|", " ").replace("[", " ").replace("]", " ").split(),
             "enc": enc,
             "wide": wide,
+            "ints": ints,
+            "floats": floats,
+            "decimals": decimals,
             "readers": readers,
             "by_code": by_code,
             "null": null,
