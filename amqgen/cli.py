@@ -501,9 +501,11 @@ def traffic_cmd() -> None:
 @click.option("--split-size", "split_mb", default=16, type=click.IntRange(1, 4096), metavar="MB",
               help="Largest part of a capture one task reads (default 16).")
 @click.option("--conf", "conf_pairs", multiple=True, metavar="KEY=VALUE", help="A Spark configuration setting.")
+@click.option("--verbose", is_flag=True, help="Show Spark's own console lines (start-up warnings, log4j).")
 @reporting
 def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: SpecChoice, strict: bool, master: str | None,
-                   ports: tuple[int, ...], policy: str, bodies: bool, split_mb: int, conf_pairs: tuple[str, ...]) -> None:
+                   ports: tuple[int, ...], policy: str, bodies: bool, split_mb: int, conf_pairs: tuple[str, ...],
+                   verbose: bool) -> None:
     """Decode AMQP captures (pcap, pcapng, gzip; files or directories) into Parquet datasets under DIR:
     frames, messages, connections, violations, and summary.json."""
     from .errors import UsageError
@@ -515,7 +517,7 @@ def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: SpecChoice, 
     spec = _load(spec_arg, strict)
     _warn_count(spec)
     problems = traffic_run(list(captures), out, spec, master=master, ports=ports, policy=policy, bodies=bodies,
-                           split_size=split_mb << 20, conf=conf)
+                           split_size=split_mb << 20, conf=conf, verbose=verbose)
     if problems:
         click.echo(f"amqgen traffic: {problems} input(s) skipped or damaged (listed above); {out} holds the rest",
                    err=True)

@@ -38,7 +38,7 @@ def _java_home() -> bool:
 
 
 def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | None, ports: tuple[int, ...],
-                policy: str, bodies: bool, split_size: int, conf: dict[str, str]) -> int:
+                policy: str, bodies: bool, split_size: int, conf: dict[str, str], verbose: bool = False) -> int:
     """Run the job, print the summary table; return how many inputs were skipped or damaged."""
     import click
 
@@ -55,7 +55,7 @@ def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | No
 
     try:
         result = job.run(captures, out, spec, master=master, options=options, part_size=split_size, conf=conf,
-                         progress=progress)
+                         progress=progress, verbose=verbose)
     except job.TrafficError as e:
         raise AmqgenError(f"amqgen traffic: {e}") from None
     except Exception as e:

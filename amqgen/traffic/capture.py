@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .packets import link_type, tcp
 
@@ -237,9 +238,9 @@ def _index_pcapng(buf: mmap.mmap, idx: FileIndex, rank: int, part_size: int) -> 
     idx.packets = n
 
 
-@dataclass(frozen=True)
-class Segment:
-    """One TCP packet: where it is in the capture, its endpoints, and its payload."""
+class Segment(NamedTuple):
+    """One TCP packet: where it is in the capture, its endpoints, and its payload. (A named tuple:
+    one is made per packet on the decode path, where a frozen dataclass cost about 1 us more.)"""
 
     file_rank: int
     packet: int

@@ -24,7 +24,7 @@ _KEY = struct.Struct(">I").unpack_from
 _CLASS = struct.Struct(">H").unpack_from
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     """A frame found in a stream; ``decoded`` is the codec's frame object, or None with ``error`` set."""
 
@@ -36,6 +36,7 @@ class Frame:
     decoded: Any
     error: str | None
     error_kind: str | None  # the codec's exception class name
+    raw: bytes | None = None  # header frames: the property octets (flags and values), for a JSON cache
 
 
 @dataclass
@@ -63,6 +64,10 @@ class Framer:
         self.codec = codec
         self.cap = cap  # the largest payload taken as a frame, not as a lost stream
         self.reader = codec.frames.FrameReader(0)
+        self._decode_frames = codec.frames.decode_frames
+        self._decode_error = codec.exceptions.DecodeError
+        self._protocol_header_frame = codec.frames.ProtocolHeaderFrame
+        self._header_type = codec.constants.FRAME_HEADER
         self.types = frozenset(codec.frame_names)
         self.end_octet = codec.frame_end
         self.magic = codec.protocol_header[:4]
@@ -124,6 +129,10 @@ class Framer:
         need = 1
         types, cap, end_octet = self.types, self.cap, self.end_octet
         while off < total:
+            if self.synced and not run:
+                off = self._fast(buf, off, out)
+                if off >= total:
+                    break
             if not self.synced:
                 found, wait = self._resync(buf, off, total, final)
                 if found < 0:  # nothing here can start a frame; a header may still begin in the last 6
@@ -192,6 +201,33 @@ class Framer:
             self._metas.popleft()
         return out
 
+    def _fast(self, buf: bytes, off: int, out: list[Item]) -> int:
+        """The whole frames from ``off`` on, decoded by the codec's stateless decoder in one call;
+        the offset where it stopped: the end of the buffer, an incomplete frame, or one it refused,
+        which the careful path above then takes frame by frame."""
+        try:
+            decoded, stop = self._decode_frames(buf, off, self.cap + 8)
+        except self._decode_error as e:
+            decoded, stop = e.frames, e.offset
+        if not decoded:
+            return off
+        base = self.base
+        header, proto = self._header_type, self._protocol_header_frame
+        meta = self._metas[0][1] if len(self._metas) == 1 else None  # one chunk: every frame ended in it
+        meta_at = self._meta_at
+        for frame in decoded:
+            if type(frame) is proto:
+                out.append(ProtocolHeader(base + off, meta or meta_at(off + 7), frame[0]))
+                off += 8
+                continue
+            ftype, channel, size = _HEAD(buf, off)
+            end = off + 7 + size
+            out.append(Frame(base + off, meta or meta_at(end), ftype, channel, size, frame, None, None,
+                             buf[off + 19:end] if ftype == header else None))
+            off = end + 1
+            self.frames += 1
+        return stop
+
     def _flush_run(self, buf: bytes, start: int, run: list[tuple[int, int, int, int]], out: list[Item]) -> None:
         if not run:
             return
@@ -207,9 +243,13 @@ class Framer:
                 out.append(self._decode_one(buf, off, off + 7 + size, ftype, channel, size))
             return
         base = self.base
+        header = self.codec.constants.FRAME_HEADER
+        # one chunk buffered (the usual case): every frame ended in its packet
+        meta = self._metas[0][1] if len(self._metas) == 1 else None
         meta_at = self._meta_at
         for (off, ftype, channel, size), frame in zip(run, decoded, strict=True):
-            out.append(Frame(base + off, meta_at(off + 7 + size), ftype, channel, size, frame, None, None))
+            out.append(Frame(base + off, meta or meta_at(off + 7 + size), ftype, channel, size, frame, None, None,
+                             buf[off + 19:off + 7 + size] if ftype == header else None))
         self.frames += len(run)
 
     def _decode_one(self, buf: bytes, off: int, end: int, ftype: int, channel: int, size: int) -> Frame:

@@ -2,22 +2,28 @@
 
 1. The driver finds the capture files, inflates gzip ones into the staging directory, and indexes
    every file into parts of whole records (:mod:`capture`).
-2. ``spark.range`` gives one single-row partition per part; ``mapInArrow`` reads the part on an
-   executor and yields Arrow batches of TCP segments.
-3. The segments are repartitioned by connection and sorted by capture order (file, packet), so
-   one task sees each connection whole and in order; Spark spills that sort to disk when it must.
-4. ``mapInArrow`` runs :class:`session.Connection` over each connection: reassembly, framing and
-   decoding with the codec rendered from ``--spec`` (shipped to the executors as a zip), checks.
-   Its output is one row per frame, message, connection or violation, persisted once.
-5. Writing the frames dataset as Parquet decodes everything into the cache; the other three
-   datasets and the summary's one aggregation then run as concurrent jobs over it.
+2. ``spark.range`` gives one single-row partition per part; ``mapInArrow`` indexes the part on an
+   executor (:mod:`index`): one row per connection found in it, holding that connection's packets
+   in the part (numbers, times, sequence numbers, flags, where each payload lies in the file) but no
+   payload octets.
+3. Those rows are repartitioned by connection and sorted by capture order (file, first packet), so
+   one task sees each connection whole and in order. Spark moves a few rows per part, not the
+   capture: the shuffle costs next to nothing whatever the traffic.
+4. ``mapInArrow`` runs :class:`session.Connection` over each connection: it reads the payloads from
+   the capture file by offset, reassembles, frames, decodes with the codec rendered from ``--spec``
+   (shipped to the executors as a zip), checks, and writes the four datasets as Parquet files of its
+   own (:mod:`output`). Its result is one small row per file written and one with its summary.
+5. The driver keeps the files the successful attempts name, in partition order, and merges the
+   summaries. Frames and messages never pass through the JVM: no Arrow-to-row conversion, no cache.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,95 +32,65 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
-from . import capture, records
+from . import capture, index, output
 from .codec import SpecFacts, load
 from .jvm import ClassArchive
-from .session import Options, Rows, connection_key, decode_sorted
+from .session import Options, Rows, decode_sorted
 
-_ARROW = {
-    "string": pa.string(), "int": pa.int32(), "long": pa.int64(), "bool": pa.bool_(),
-    "ts": pa.timestamp("us", tz="UTC"), "binary": pa.binary(), "strings": pa.list_(pa.string()),
-}
-_DDL = {"string": "string", "int": "int", "long": "bigint", "bool": "boolean", "ts": "timestamp", "binary": "binary",
-        "strings": "array<string>"}
-
-KINDS = tuple(records.DATASETS)  # frames, messages, connections, violations
-_STRUCTS = {k: pa.struct([pa.field(n, _ARROW[t]) for n, t, _ in cols]) for k, cols in records.DATASETS.items()}
-OUT_SCHEMA = pa.schema([pa.field("kind", pa.int8()), *(pa.field(k, _STRUCTS[k]) for k in KINDS)])
-OUT_DDL = "kind tinyint, " + ", ".join(
-    f"{k} struct<{', '.join(f'{n}: {_DDL[t]}' for n, t, _ in cols)}>" for k, cols in records.DATASETS.items())
-
-SEGMENT_DDL = ("conn string, file_rank int, packet bigint, ts bigint, src string, dst string, seq bigint, "
-               "ack bigint, flags int, payload binary, missing int")
-_SEGMENT_SCHEMA = pa.schema([
-    ("conn", pa.string()), ("file_rank", pa.int32()), ("packet", pa.int64()), ("ts", pa.int64()),
-    ("src", pa.string()), ("dst", pa.string()), ("seq", pa.int64()), ("ack", pa.int64()), ("flags", pa.int32()),
-    ("payload", pa.binary()), ("missing", pa.int32()),
-])
-_BATCH = 8192
+INDEX_DDL = "conn string, file_rank int, first_packet long, blob binary"
+_INDEX_SCHEMA = pa.schema([("conn", pa.string()), ("file_rank", pa.int32()), ("first_packet", pa.int64()),
+                           ("blob", pa.binary())])
+RESULT_DDL = "dataset string, path string, partition int, rows long, summary string"
+_RESULT_SCHEMA = pa.schema([("dataset", pa.string()), ("path", pa.string()), ("partition", pa.int32()),
+                            ("rows", pa.int64()), ("summary", pa.string())])
+#: Rows a task holds before it appends them to its Parquet files (one row group each time).
+_FLUSH = 65536
 
 
-# -- stage 2: reading capture parts -----------------------------------------------------------------
-def read_parts(parts: list[capture.Part]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over ``spark.range(len(parts))``: each row names a part; yield its TCP segments."""
+# -- stage 2: indexing capture parts ---------------------------------------------------------------
+def index_parts(parts: list[capture.Part]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """mapInArrow over ``spark.range(len(parts))``: each row names a part; yield one row per connection."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                yield from _segment_batches(parts[i])
+                part = parts[i]
+                pairs = index.by_connection(index.part_index(part))
+                if pairs:
+                    n = len(pairs)
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array([k for k, _ in pairs], pa.string()), pa.array([part.file_rank] * n, pa.int32()),
+                         pa.array([part.first_packet] * n, pa.int64()), pa.array([b for _, b in pairs], pa.binary())],
+                        schema=_INDEX_SCHEMA)
 
     return run
 
 
-def _segment_batches(part: capture.Part) -> Iterator[pa.RecordBatch]:
-    cols: list[list[Any]] = [[] for _ in range(11)]
-    for s in capture.read_part(part):
-        conn = connection_key(s)
-        for col, v in zip(cols, (conn, s.file_rank, s.packet, s.ts, s.src, s.dst, s.seq, s.ack, s.flags,
-                                 s.payload, s.missing), strict=True):
-            col.append(v)
-        if len(cols[0]) >= _BATCH:
-            yield pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _SEGMENT_SCHEMA)],
-                                             schema=_SEGMENT_SCHEMA)
-            cols = [[] for _ in range(11)]
-    if cols[0]:
-        yield pa.RecordBatch.from_arrays([pa.array(c, t.type) for c, t in zip(cols, _SEGMENT_SCHEMA)],
-                                         schema=_SEGMENT_SCHEMA)
-
-
-# -- stage 4: connections -> rows ------------------------------------------------------------------
-def _batches(rows: Rows) -> Iterator[pa.RecordBatch]:
-    for i, kind in enumerate(KINDS):
-        got: list[tuple[Any, ...]] = getattr(rows, kind)
-        if not got:
-            continue
-        cols = list(zip(*got, strict=True))
-        struct = pa.StructArray.from_arrays(
-            [pa.array(c, f.type) for c, f in zip(cols, _STRUCTS[kind], strict=True)], fields=list(_STRUCTS[kind]))
-        n = len(got)
-        arrays = [pa.array([i] * n, pa.int8())]
-        for k in KINDS:
-            arrays.append(struct if k == kind else pa.nulls(n, _STRUCTS[k]))
-        yield pa.RecordBatch.from_arrays(arrays, schema=OUT_SCHEMA)
-        got.clear()
-
-
-def decode_partition(facts: SpecFacts, options: Options, files: list[str]) -> Callable[
-        [Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+# -- stage 4: connections -> Parquet files ---------------------------------------------------------
+def decode_partition(facts: SpecFacts, options: Options, files: list[str], paths: list[str],
+                     directory: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, capture.Segment]]:
-        Segment = capture.Segment
         for batch in batches:
-            d = batch.to_pydict()
-            for key, *seg in zip(d["conn"], d["file_rank"], d["packet"], d["ts"], d["src"], d["dst"], d["seq"],
-                                 d["ack"], d["flags"], d["payload"], d["missing"], strict=True):
-                yield key, Segment(*seg)
+            for key, blob in zip(batch.column(0).to_pylist(), batch.column(3).to_pylist(), strict=True):
+                for seg in index.segments([blob], paths):
+                    yield key, seg
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        partition = ctx.partitionId() if ctx else 0
+        tag = f"{partition:05d}-{ctx.taskAttemptId() if ctx else 0}"
+        out = output.TaskOutput(Path(directory), tag)
         rows = Rows()
-        for full in decode_sorted(load(facts), options, files, keyed(batches), rows, _BATCH):
-            yield from _batches(full)
+        for full in decode_sorted(load(facts), options, files, keyed(batches), rows, _FLUSH):
+            out.write(full)
+        written = out.close()
+        yield pa.RecordBatch.from_pylist(
+            [{"dataset": k, "path": p, "partition": partition, "rows": n, "summary": None} for k, p, n in written]
+            + [{"dataset": None, "path": None, "partition": partition, "rows": None,
+                "summary": out.summary.to_json()}], schema=_RESULT_SCHEMA)
 
     return run
 
@@ -122,37 +98,110 @@ def decode_partition(facts: SpecFacts, options: Options, files: list[str]) -> Ca
 # -- the driver ------------------------------------------------------------------------------------
 @dataclass
 class Plan:
-    files: list[str]  # by rank
+    files: list[str]  # by rank: the names rows carry
+    paths: list[str]  # by rank: where executors read the file (an inflated copy for gzip)
     parts: list[capture.Part]
     packets: int
     octets: int
 
 
-def spark_session(master: str | None, conf: dict[str, str]) -> SparkSession:
+#: The console lines Spark's JVM prints on every start, whatever log4j says, that tell an amqgen user nothing.
+_JVM_NOISE = re.compile(rb"^(WARNING: Using incubator modules: |Setting default log level to |To adjust logging level use )")
+_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+
+
+def _user_log4j(conf: dict[str, str]) -> bool:
+    """Whether the user configured Spark's logging: a log4j2 file in Spark's conf directory, or JVM
+    options of their own (which replace amqgen's)."""
+    if "spark.driver.extraJavaOptions" in conf:
+        return True
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or (
+        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+    return bool(conf_dir) and any(Path(conf_dir, n).is_file() for n in (
+        "log4j2.properties", "log4j2.xml", "log4j2.yaml", "log4j2.yml", "log4j2.json"))
+
+
+class _QuietStderr:
+    """The driver JVM inherits this process's standard error. While it starts, that descriptor is a
+    pipe read by a thread that passes everything on (Spark's progress bar included) but the JVM's
+    own start-up warning lines; the Python side's standard error is left as it was."""
+
+    def __init__(self) -> None:
+        self.saved = -1
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _QuietStderr:
+        sys.stderr.flush()
+        r, w = os.pipe()
+        self.saved = os.dup(2)
+        os.dup2(w, 2)
+        os.close(w)
+        self.thread = threading.Thread(target=self._pump, args=(r, os.dup(self.saved)), daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.dup2(self.saved, 2)  # ours again; the JVM keeps the pipe for as long as it lives
+        os.close(self.saved)
+
+    @staticmethod
+    def _pump(r: int, real: int) -> None:
+        pending = b""
+        while chunk := os.read(r, 65536):
+            pending += chunk
+            out = []
+            # whole lines are judged; a progress bar redraws with carriage returns and passes at once
+            while (cut := max(pending.rfind(b"\n"), pending.rfind(b"\r"))) >= 0 or pending:
+                if cut < 0:
+                    if b"\n" not in pending and pending.startswith((b"WARNING", b"Setting", b"To adjust")):
+                        break  # maybe the start of a noise line: wait for its end
+                    out.append(pending)
+                    pending = b""
+                    break
+                head, pending = pending[:cut + 1], pending[cut + 1:]
+                for line in head.splitlines(keepends=True):
+                    if not _JVM_NOISE.match(line):
+                        out.append(line)
+            if out:
+                os.write(real, b"".join(out))
+        if pending:
+            os.write(real, pending)
+        os.close(r)
+
+
+def spark_session(master: str | None, conf: dict[str, str], verbose: bool = False) -> SparkSession:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     b = (SparkSession.builder.master(master or "local[*]").appName("amqgen traffic")
          .config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "true")
          .config("spark.pyspark.python", sys.executable)
          .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_BATCH))
-         # Parquet's own microsecond UTC timestamps rather than Spark's legacy INT96
-         .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-         .config("spark.sql.session.timeZone", "UTC"))
+         # the index rows are few and small: Spark must not merge the connections' partitions into one
+         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
+         # an index row holds a part's packets of one connection (up to a few MB): a few rows per Arrow
+         # batch keep a Python worker's memory bounded by the part size, not by the capture
+         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4"))
     local = not master or master.startswith("local")
     archive = ClassArchive.for_this_install()
     java = archive.options()
     if local:
-        # The driver is the executor here. C1-compiled code is enough for the JVM's share of this
-        # job (the decoding is Python), and C2's compiler threads would take a core from it: a
-        # trivial local job costs about half the CPU time with this (13 s against 22-24 s measured).
+        # The driver is the executor here, and its JVM only schedules: C1-compiled code is enough,
+        # and C2's compiler threads would take a core from the Python workers.
         b = b.config("spark.driver.memory", "2g")
         java = ["-XX:TieredStopAtLevel=1", *java]
+    quiet = not verbose and not _user_log4j(conf)
+    if quiet:
+        java.append(f"-Dlog4j2.configurationFile={_LOG4J.as_uri()}")
     b = b.config("spark.driver.extraJavaOptions", " ".join(java))
     for k, v in conf.items():  # a --conf spark.driver.extraJavaOptions=... replaces all of the above
         b = b.config(k, v)
-    spark = b.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    if quiet:
+        with _QuietStderr():
+            spark = b.getOrCreate()
+    else:
+        spark = b.getOrCreate()
+    if quiet:
+        spark.sparkContext.setLogLevel("ERROR")
     if "spark.driver.extraJavaOptions" not in conf:
         archive.started(spark)
     return spark
@@ -179,82 +228,29 @@ def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> 
         sys.path.insert(0, str(codec_root))
 
 
-def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options) -> DataFrame:
+def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options, directory: Path) -> DataFrame:
+    """The job: its result rows name the files each task wrote under ``directory`` and carry the
+    tasks' summaries."""
     # One single-row partition per part: spark.range splits 0..n-1 evenly, so part i is task i.
     # (A pyspark.sql.datasource reader does the same, at the cost of two Python planner
     # processes on the driver before the first task runs: 2-6 s measured here.)
     n_parts = len(plan.parts)
-    segments = spark.range(0, n_parts, 1, n_parts).mapInArrow(read_parts(plan.parts), SEGMENT_DDL)
-    # Many more tasks than cores, so connections of unequal size still keep every core busy to the
-    # end (a task holds one connection at a time; an empty task costs tens of milliseconds).
-    n = max(8 * spark.sparkContext.defaultParallelism, -(-plan.octets // (32 << 20)))
-    ordered = segments.repartition(n, "conn").sortWithinPartitions("conn", "file_rank", "packet")
-    return ordered.mapInArrow(decode_partition(facts, options, plan.files), OUT_DDL)
+    indexed = spark.range(0, n_parts, 1, n_parts).mapInArrow(index_parts(plan.parts), INDEX_DDL)
+    # Several partitions per core, so connections hashed unevenly still keep every core busy to the
+    # end; a task holds one connection at a time, and an empty one costs a few milliseconds.
+    n = max(4 * spark.sparkContext.defaultParallelism, -(-plan.octets // (64 << 20)))
+    ordered = indexed.repartition(n, "conn").sortWithinPartitions("conn", "file_rank", "first_packet")
+    return ordered.mapInArrow(decode_partition(facts, options, plan.files, plan.paths, str(directory)), RESULT_DDL)
 
 
-def write(out: DataFrame, target: Path, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Write the four datasets under ``target`` from the persisted union ``out`` and return the
-    summary. The frames dataset is written first, which decodes everything into the cache; the
-    other three and the summary's aggregation then run as concurrent Spark jobs over the cache."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def dataset(kind: str) -> None:
-        ds = out.where(F.col("kind") == KINDS.index(kind)).select(f"{kind}.*")
-        if kind in ("connections", "violations"):
-            ds = ds.coalesce(1)
-        ds.write.mode("error").parquet(str(target / kind))
-
-    progress("decoding; writing frames")
-    dataset("frames")
-    progress("writing messages, connections and violations; summarising")
-    with ThreadPoolExecutor(4) as pool:
-        jobs = [pool.submit(dataset, k) for k in KINDS[1:]]
-        summary = pool.submit(summarise, out)
-        for j in jobs:
-            j.result()
-        return summary.result()
-
-
-def summarise(out: DataFrame) -> dict[str, Any]:
-    """The summary.json object: one Spark aggregation over the persisted union of the datasets."""
-    fr, vi, co = F.col("frames"), F.col("violations"), F.col("connections")
-    groups = out.groupBy(
-        "kind", fr.frame_type.alias("frame_type"), fr.method.alias("method"), fr.direction.alias("direction"),
-        fr.error.isNotNull().alias("failed"), vi.kind.alias("violation"),
-    ).agg(F.count(F.lit(1)).alias("n"), F.sum(co.bytes_client).alias("c"), F.sum(co.bytes_server).alias("s"),
-          F.sum(co.gaps).alias("g"), F.array_distinct(F.flatten(F.collect_list(co.files))).alias("files")).collect()
-    frames_by_type: dict[str, int] = {}
-    methods: dict[tuple[str, str], int] = {}
-    violations: dict[str, int] = {}
-    messages = conns = client = server = gaps = failed = 0
-    files: set[str] = set()
-    for r in groups:
-        kind, n = KINDS[r["kind"]], r["n"]
-        if kind == "frames":
-            frames_by_type[r["frame_type"]] = frames_by_type.get(r["frame_type"], 0) + n
-            if r["method"] is not None:
-                methods[(r["method"], r["direction"])] = methods.get((r["method"], r["direction"]), 0) + n
-            failed += n if r["failed"] else 0
-        elif kind == "messages":
-            messages += n
-        elif kind == "connections":
-            conns, client, server, gaps = conns + n, client + (r["c"] or 0), server + (r["s"] or 0), gaps + (r["g"] or 0)
-            files.update(r["files"] or ())
-        else:
-            violations[r["violation"]] = violations.get(r["violation"], 0) + n
-    return {
-        "frames": sum(frames_by_type.values()),
-        "frames_by_type": dict(sorted(frames_by_type.items())),
-        "methods_by_direction": [{"method": m, "direction": d, "count": n} for (m, d), n in sorted(methods.items())],
-        "connections": conns,
-        "messages": messages,
-        "bytes": {"client": int(client), "server": int(server)},
-        "gaps": int(gaps),
-        "decode_errors": failed,
-        "violations": sum(violations.values()),
-        "violations_by_kind": dict(sorted(violations.items())),
-        "amqp_files": sorted(files),
-    }
+def collect(result: DataFrame, target: Path) -> dict[str, Any]:
+    """Run the job, keep the files its successful tasks wrote (in partition order) under ``target``,
+    and return the merged summary."""
+    rows = result.collect()
+    written = sorted(((r["partition"], r["dataset"], r["path"], r["rows"]) for r in rows if r["dataset"]),
+                     key=lambda t: (t[0], t[1]))
+    output.commit([(k, p, n) for _, k, p, n in written], target)
+    return output.merge(r["summary"] for r in rows if r["summary"] is not None)
 
 
 # -- the whole run ---------------------------------------------------------------------------------
@@ -264,12 +260,12 @@ class TrafficError(Exception):
 
 def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None, options: Options | None = None,
         part_size: int = 16 << 20, conf: dict[str, str] | None = None,
-        progress: Callable[[str], None] = print) -> dict[str, Any]:
-    return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress)
+        progress: Callable[[str], None] = print, verbose: bool = False) -> dict[str, Any]:
+    return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress, verbose)
 
 
 def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options: Options, part_size: int,
-         conf: dict[str, str], say: Callable[[str], None]) -> dict[str, Any]:
+         conf: dict[str, str], say: Callable[[str], None], verbose: bool) -> dict[str, Any]:
     """Decode ``captures`` into ``out``; return the summary. ``out`` appears whole or not at all."""
     import shutil
     import tempfile
@@ -301,21 +297,20 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         render_codec(spec, codec_root)
         facts = spec_facts(spec, package)
         progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
-        spark = spark_session(master, conf)
+        spark = spark_session(master, conf, verbose)
         ship(spark, codec_root, package, staging / "work")
-        plan = Plan(plan_in.files, plan_in.parts, plan_in.packets, plan_in.octets)
-        decoded = decode(spark, plan, facts, options).persist()
-        try:
-            summary = write(decoded, target, lambda m: progress(f"amqgen traffic: {m}"))
-            seen = set(summary.pop("amqp_files"))
-            for name in plan.files:
-                if name not in seen:
-                    line = f"{name}: error: no AMQP connection found (ports {', '.join(map(str, sorted(options.ports)))}" \
-                           " and any port whose data starts with a protocol header)"
-                    progress(line)
-                    plan_in.problems.append(line)
-        finally:
-            decoded.unpersist()
+        plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
+        progress("amqgen traffic: decoding")
+        tasks = staging / "tasks"
+        summary = collect(decode(spark, plan, facts, options, tasks), target)
+        output.discard(tasks)  # what failed or speculative task attempts left behind
+        seen = set(summary.pop("amqp_files"))
+        for name in plan.files:
+            if name not in seen:
+                line = f"{name}: error: no AMQP connection found (ports {', '.join(map(str, sorted(options.ports)))}" \
+                       " and any port whose data starts with a protocol header)"
+                progress(line)
+                plan_in.problems.append(line)
         summary.update({
             "format": "amqgen-traffic-summary", "version": 1, "spec": spec.title, "spec_sha256": spec.sha256,
             "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,

@@ -7,7 +7,8 @@ Spark job calls it per connection, and so can a test.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,7 @@ class Connection:
         self.id = ""
         self._method_frame = codec.frames.MethodFrame
         self._header_frame = codec.frames.HeaderFrame
+        self._open_properties: dict[int, tuple[Any, str]] = {}  # id(properties) -> (properties, JSON)
 
     # -- which side is which, and is it AMQP at all ------------------------------------------
     def segment(self, seg: Segment) -> None:
@@ -133,6 +135,8 @@ class Connection:
         for ev in self.streams[d].feed(seg.seq, seg.flags, seg.payload, seg.missing, meta):
             items = self.framers[d].data(ev.data, ev.meta) if isinstance(ev, Data) else self.framers[d].gap(ev.size, ev.meta)
             self._items(d, items)
+        if self.checker.messages or self.checker.violations:
+            self._drain()
 
     def _items(self, d: int, items: Iterable[Frame | ProtocolHeader | Skipped]) -> None:
         frames = self.rows.frames
@@ -141,27 +145,27 @@ class Connection:
         names = self.codec.frame_names
         files = self.files
         cid = self.id
+        method_frame, header_frame = self._method_frame, self._header_frame
         for it in items:
             if type(it) is Frame:
                 rank, packet, ts = it.meta
                 dec = it.decoded
-                ftype = it.ftype
                 row: FrameRow
                 error = None if it.error is None else f"{it.error_kind}: {it.error}"
                 if dec is None:
                     row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                                    names.get(ftype, str(ftype)), it.size, error)
-                elif type(dec) is self._method_frame:
+                                    names.get(it.ftype, str(it.ftype)), it.size, error)
+                elif type(dec) is method_frame:
                     m = dec[1]
                     row = method_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
-                                     m.CLASS_ID, m.METHOD_ID, m.NAME, to_json({f: getattr(m, f) for f in m.FIELDS}),
-                                     error)
-                elif type(dec) is self._header_frame:
+                                     m.CLASS_ID, m.METHOD_ID, m.NAME, arguments_json(m), error)
+                elif type(dec) is header_frame:
                     row = header_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
-                                     dec[1], self.codec.class_names.get(dec[1]), dec[2], to_json(_props(dec[3])), error)
+                                     dec[1], self.codec.class_names.get(dec[1]), dec[2],
+                                     self._properties_json(dec[3], it.raw), error)
                 else:
                     row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                                    names.get(ftype, str(ftype)), it.size, error)
+                                    names.get(it.ftype, str(it.ftype)), it.size, error)
                 frames.append(row)
                 self.frame_counts[d] += 1
                 checker.frame(d, it)
@@ -178,6 +182,40 @@ class Connection:
             elif type(it) is Skipped:
                 self.skipped += it.size
 
+    def _properties_json(self, props: Any, raw: bytes | None) -> str:
+        """A header's properties as JSON: the same octets give the same JSON, so it is looked up by
+        them (publishers repeat their properties); the message row of the same header finds it by
+        the properties object."""
+        text = _PROPERTIES_JSON.get(raw) if raw is not None else None
+        if text is None:
+            text = to_json(_props(props))
+            if raw is not None:
+                if len(_PROPERTIES_JSON) >= _CACHE_SIZE:
+                    _PROPERTIES_JSON.clear()
+                _PROPERTIES_JSON[raw] = text
+        if len(self._open_properties) >= _CACHE_SIZE:
+            self._open_properties.clear()
+        self._open_properties[id(props)] = (props, text)
+        return text
+
+    def _drain(self) -> None:
+        """Rows for the messages and violations the checker has finished with, so that a long
+        connection holds only the contents still open, not every message it carried."""
+        files, cid, rows = self.files, self.id, self.rows
+        bodies = self.options.bodies
+        opened = self._open_properties
+        for msg in self.checker.messages:
+            props = msg.content.properties
+            known = opened.pop(id(props), None) if props is not None else None
+            text = known[1] if known is not None and known[0] is props else None
+            rows.messages.append(_message_row(msg, files, cid, bodies, text))
+        self.checker.messages.clear()
+        for v in self.checker.violations:
+            rank, packet, ts = v.meta
+            rows.violations.append((cid, v.direction, v.channel, files[rank], packet, ts // 1000, v.kind,
+                                    v.reply_code, v.reply_name, v.rule, v.method, v.detail))
+        self.checker.violations.clear()
+
     # -- the end -----------------------------------------------------------------------------
     def finish(self) -> None:
         if not self.amqp:
@@ -191,14 +229,8 @@ class Connection:
         self._emit()
 
     def _emit(self) -> None:
+        self._drain()
         files, cid, rows = self.files, self.id, self.rows
-        bodies = self.options.bodies
-        for msg in self.checker.messages:
-            rows.messages.append(_message_row(msg, files, cid, bodies))
-        for v in self.checker.violations:
-            rank, packet, ts = v.meta
-            rows.violations.append((cid, v.direction, v.channel, files[rank], packet, ts // 1000, v.kind,
-                                    v.reply_code, v.reply_name, v.rule, v.method, v.detail))
         s = self.checker.state
         gaps = self.streams[0].gaps + self.streams[1].gaps
         gap_bytes = self.streams[0].gap_bytes + self.streams[1].gap_bytes
@@ -220,17 +252,41 @@ def _props(props: Any) -> dict[str, Any]:
     return {f: v for f in props.FIELDS if (v := getattr(props, f)) is not None}
 
 
+_CACHE_SIZE = 4096
+_PROPERTIES_JSON: dict[bytes, str] = {}  # a header's property octets -> their JSON (bounded, per process)
+_ARGUMENTS: dict[type, Callable[[Any], str]] = {}
+
+
+def arguments_json(m: Any) -> str:
+    """A method's arguments as a JSON object, by the codec's field names (one getter per class)."""
+    encode = _ARGUMENTS.get(type(m))
+    if encode is None:
+        encode = _ARGUMENTS[type(m)] = _arguments_encoder(type(m).FIELDS)
+    return encode(m)
+
+
+def _arguments_encoder(fields: tuple[str, ...]) -> Callable[[Any], str]:
+    if not fields:
+        return lambda m: "{}"
+    get = operator.attrgetter(*fields)
+    if len(fields) == 1:
+        return lambda m: to_json({fields[0]: get(m)})
+    return lambda m: to_json(dict(zip(fields, get(m), strict=True)))
+
+
 def _arg(m: Any, name: str) -> Any:
     return getattr(m, name) if name in m.FIELDS else None
 
 
-def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool) -> tuple[Any, ...]:
+def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool, properties: str | None) -> tuple[Any, ...]:
     c = msg.content
+    if properties is None and c.properties is not None:
+        properties = to_json(_props(c.properties))
     m = c.method
     rank, packet, ts = c.meta
     return (
         cid, msg.direction, msg.channel, m.NAME, _arg(m, "exchange"), _arg(m, "routing_key"), _arg(m, "delivery_tag"),
-        _arg(m, "consumer_tag"), c.class_name, None if c.properties is None else to_json(_props(c.properties)),
+        _arg(m, "consumer_tag"), c.class_name, properties,
         c.body_size, c.received, msg.complete, c.digest.hexdigest(),
         b"".join(c.parts) if bodies and c.parts is not None else None,
         files[rank], packet, ts // 1000,
