@@ -134,15 +134,14 @@ def _pcap_records(data: bytes, part: capture.Part) -> _Records:
     caplen_at = struct.Struct(part.endian + "I").unpack_from
     heads: list[int] = []
     add = heads.append
-    off = 0
-    # The one loop per record: a record's length says where the next begins. A record running past
-    # the part ends it (only a file changed since the index can do that).
-    while off + 16 <= size:
-        nxt = off + 16 + caplen_at(data, off + 8)[0]
-        if nxt > size:
-            break
+    off, limit = 0, size - 16
+    # The one loop per record, kept to the bone (0.2 us a record): a record's length says where the next
+    # begins. Only the last record can run past the part (the file changed since the index): dropped.
+    while off <= limit:
         add(off)
-        off = nxt
+        off += 16 + caplen_at(data, off + 8)[0]
+    if off > size:
+        heads.pop()
     h = np.array(heads, dtype=np.int64)
     d = np.frombuffer(data, dtype=np.uint8)
     w = _window(d, h, 16) if len(h) else np.zeros((0, 16), np.uint8)
