@@ -158,15 +158,13 @@ def _pcapng_records(data: bytes, part: capture.Part) -> _Records:
     e = part.endian
     head = struct.Struct(e + "II").unpack_from
     links = list(part.links)
-    at: list[int] = []  # packet blocks: offset, type, interfaces defined so far
-    kinds: list[int] = []
-    known: list[int] = []
-    sizes: list[int] = []
-    off = 0
+    at: list[int] = []  # packet blocks' offsets: their type and length are gathered below
+    add = at.append
+    idbs: list[int] = []  # per interface block in the part: how many packet blocks came before it
+    orders: list[tuple[int, str]] = [(0, e)]  # (first packet block, byte order of the block headers)
+    is_epb, is_opb, is_spb, off = capture._EPB, capture._OPB, capture._SPB, 0
     # The same checks as capture._pcapng_blocks, whose first failure ends read_part's walk.
-    while off < size:
-        if size - off < 12:
-            break
+    while off <= size - 12:
         btype, blen = head(data, off)
         if btype == capture._SHB:  # its octets read the same in either byte order
             bom = capture._BOM.get(data[off + 8:off + 12])
@@ -174,29 +172,32 @@ def _pcapng_records(data: bytes, part: capture.Part) -> _Records:
                 break
             head = struct.Struct(bom + "II").unpack_from
             btype, blen = head(data, off)
+            orders.append((len(at), bom))
         if blen < 12 or blen % 4 or blen > capture.MAX_RECORD or off + blen > size:
             break
-        if btype == capture._IDB:
+        if btype == is_epb or btype == is_opb or btype == is_spb:
+            add(off)
+        elif btype == capture._IDB:
             links.append(capture._idb_link(data, off, blen, e))  # read_part reads it in the part's byte order
-        elif btype == capture._EPB or btype == capture._OPB or btype == capture._SPB:
-            at.append(off)
-            kinds.append(btype)
-            known.append(len(links))
-            sizes.append(blen)
+            idbs.append(len(at))
         off += blen
     n = len(at)
     pos = np.array(at, dtype=np.int64)
-    kind = np.array(kinds, dtype=np.int64)
-    nlinks = np.array(known, dtype=np.int64)
     d = np.frombuffer(data, dtype=np.uint8)
-    w = _window(d, pos + 8, 20) if n else np.zeros((0, 20), np.uint8)
+    w = _window(d, pos, 28) if n else np.zeros((0, 28), np.uint8)
+    # block type and length in their section's byte order; the packet fields in the part's (as read_part)
+    kind, sizes = _u32(w, 0, e), _u32(w, 4, e)
+    for first, order in orders[1:]:
+        kind[first:], sizes[first:] = _u32(w[first:], 0, order), _u32(w[first:], 4, order)
+    nlinks = len(part.links) + np.searchsorted(np.array(idbs, dtype=np.int64), np.arange(n), side="right")
+    w = w[:, 8:]
     spb = kind == capture._SPB
     epb = kind == capture._EPB
     iface = np.where(epb, _u32(w, 0, e), w.view(np.uint8)[:, 0:2].copy().view(e + "u2")[:, 0].astype(np.int64))
     hi, lo, caplen, wirelen = (_u32(w, k, e) for k in (4, 8, 12, 16))
     # a simple packet block: no interface field (the first), no timestamp, captured length from its size
     spb_wire = _u32(w, 0, e)
-    spb_cap = np.minimum(spb_wire, np.array(sizes, dtype=np.int64) - 16)
+    spb_cap = np.minimum(spb_wire, sizes - 16)
     li = np.where(spb, np.where(nlinks > 0, 0, -1), np.where(iface < nlinks, iface, -1))
     caplen = np.where(spb, spb_cap, caplen)
     wirelen = np.where(spb, spb_wire, wirelen)
