@@ -438,6 +438,13 @@ def by_connection(index: PartIndex) -> list[tuple[str, bytes]]:
     return out
 
 
+def blob_packets(blob: bytes) -> int:
+    """How many packets a blob holds (from its header; :func:`read_blob` checks the rest)."""
+    if len(blob) < _HEAD.size:
+        raise BlobError(f"truncated blob: {len(blob)} octets, the header alone is {_HEAD.size}")
+    return int(_HEAD.unpack_from(blob, 0)[2])
+
+
 def read_blob(blob: bytes) -> tuple[int, str, str, Arr]:
     """A blob's file rank, its two endpoints and its packets (a structured array of :data:`PACKET`);
     :class:`BlobError` if it is not one."""

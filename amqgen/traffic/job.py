@@ -31,16 +31,18 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from . import capture, index, output
 from .codec import SpecFacts, load
 from .jvm import ClassArchive
 from .session import Options, Rows, decode_sorted
 
-INDEX_DDL = "conn string, file_rank int, first_packet long, blob binary"
+INDEX_DDL = "conn string, file_rank int, first_packet long, packets long, blob binary"
 _INDEX_SCHEMA = pa.schema([("conn", pa.string()), ("file_rank", pa.int32()), ("first_packet", pa.int64()),
-                           ("blob", pa.binary())])
+                           ("packets", pa.int64()), ("blob", pa.binary())])
 RESULT_DDL = "dataset string, path string, partition int, rows long, summary string"
 _RESULT_SCHEMA = pa.schema([("dataset", pa.string()), ("path", pa.string()), ("partition", pa.int32()),
                             ("rows", pa.int64()), ("summary", pa.string())])
@@ -61,7 +63,9 @@ def index_parts(parts: list[capture.Part]) -> Callable[[Iterator[pa.RecordBatch]
                     n = len(pairs)
                     yield pa.RecordBatch.from_arrays(
                         [pa.array([k for k, _ in pairs], pa.string()), pa.array([part.file_rank] * n, pa.int32()),
-                         pa.array([part.first_packet] * n, pa.int64()), pa.array([b for _, b in pairs], pa.binary())],
+                         pa.array([part.first_packet] * n, pa.int64()),
+                         pa.array([index.blob_packets(b) for _, b in pairs], pa.int64()),
+                         pa.array([b for _, b in pairs], pa.binary())],
                         schema=_INDEX_SCHEMA)
 
     return run
@@ -72,7 +76,7 @@ def decode_partition(facts: SpecFacts, options: Options, files: list[str], paths
                      directory: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, capture.Segment]]:
         for batch in batches:
-            for key, blob in zip(batch.column(0).to_pylist(), batch.column(3).to_pylist(), strict=True):
+            for key, blob in zip(batch.column("conn").to_pylist(), batch.column("blob").to_pylist(), strict=True):
                 for seg in index.segments([blob], paths):
                     yield key, seg
 
@@ -228,25 +232,67 @@ def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> 
         sys.path.insert(0, str(codec_root))
 
 
-def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options, directory: Path) -> DataFrame:
-    """The job: its result rows name the files each task wrote under ``directory`` and carry the
-    tasks' summaries."""
+def balance(sizes: dict[str, int], bins: int) -> dict[str, int]:
+    """Connections into ``bins`` tasks of about equal work, by packets: the largest first, each into
+    the lightest bin so far (ties broken by key and bin number, so the same input gives the same
+    tasks). Bin 0 ends up the heaviest, and Spark starts tasks in partition order."""
+    load = [0] * bins
+    out: dict[str, int] = {}
+    for key, n in sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0])):
+        b = min(range(bins), key=lambda i: (load[i], i))
+        out[key] = b
+        load[b] += n
+    order = sorted(range(bins), key=lambda i: (-load[i], i))
+    rank = {b: r for r, b in enumerate(order)}
+    return {k: rank[b] for k, b in out.items()}
+
+
+def routes(spark: SparkSession, bins: int) -> list[int]:
+    """For each partition number 0..bins-1, a value that ``repartition(bins, col)`` sends there:
+    Spark places a row by pmod(murmur3 hash, bins), so the values are found by asking Spark."""
+    found: dict[int, int] = {}
+    limit = 64 * bins
+    while len(found) < bins:
+        for r in spark.range(0, limit).select("id", F.expr(f"pmod(hash(id), {bins})").alias("p")).collect():
+            found.setdefault(r["p"], r["id"])
+        limit *= 4
+    return [found[b] for b in range(bins)]
+
+
+def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
+           directory: Path) -> tuple[DataFrame | None, DataFrame]:
+    """The job: (its result rows, which name the files each task wrote under ``directory`` and carry
+    the tasks' summaries, or None when no part holds a TCP packet; the persisted index, for the
+    caller to release)."""
     # One single-row partition per part: spark.range splits 0..n-1 evenly, so part i is task i.
     # (A pyspark.sql.datasource reader does the same, at the cost of two Python planner
     # processes on the driver before the first task runs: 2-6 s measured here.)
     n_parts = len(plan.parts)
     indexed = spark.range(0, n_parts, 1, n_parts).mapInArrow(index_parts(plan.parts), INDEX_DDL)
-    # Several partitions per core, so connections hashed unevenly still keep every core busy to the
-    # end; a task holds one connection at a time, and an empty one costs a few milliseconds.
-    n = max(4 * spark.sparkContext.defaultParallelism, -(-plan.octets // (64 << 20)))
-    ordered = indexed.repartition(n, "conn").sortWithinPartitions("conn", "file_rank", "first_packet")
-    return ordered.mapInArrow(decode_partition(facts, options, plan.files, plan.paths, str(directory)), RESULT_DDL)
+    indexed = indexed.persist(StorageLevel.MEMORY_AND_DISK)
+    # A task decodes whole connections, so the connections are the parallelism: they are dealt to
+    # twice as many tasks as there are cores, by size, and each task's rows are routed to it exactly
+    # (hashing the keys instead left some tasks with three connections and others with none).
+    spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))  # a few rows
+    sizes = {r["conn"]: r["n"] for r in indexed.groupBy("conn").agg(F.sum("packets").alias("n")).collect()}
+    if not sizes:
+        return None, indexed
+    bins = min(len(sizes), 2 * spark.sparkContext.defaultParallelism)
+    route = routes(spark, bins)
+    placed = sorted(balance(sizes, bins).items())
+    # from an Arrow table: a local relation (a Python list would be parallelised as Python tasks)
+    assigned = spark.createDataFrame(pa.table({"conn": pa.array([k for k, _ in placed], pa.string()),
+                                               "route": pa.array([route[b] for _, b in placed], pa.int64())}))
+    ordered = (indexed.join(F.broadcast(assigned), "conn").repartition(bins, "route")
+               .sortWithinPartitions("conn", "file_rank", "first_packet"))
+    result = ordered.mapInArrow(decode_partition(facts, options, plan.files, plan.paths, str(directory)), RESULT_DDL)
+    return result, indexed
 
 
-def collect(result: DataFrame, target: Path) -> dict[str, Any]:
+def collect(result: DataFrame | None, target: Path) -> dict[str, Any]:
     """Run the job, keep the files its successful tasks wrote (in partition order) under ``target``,
     and return the merged summary."""
-    rows = result.collect()
+    rows = result.collect() if result is not None else []
     written = sorted(((r["partition"], r["dataset"], r["path"], r["rows"]) for r in rows if r["dataset"]),
                      key=lambda t: (t[0], t[1]))
     output.commit([(k, p, n) for _, k, p, n in written], target)
@@ -302,7 +348,11 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: decoding")
         tasks = staging / "tasks"
-        summary = collect(decode(spark, plan, facts, options, tasks), target)
+        result, indexed = decode(spark, plan, facts, options, tasks)
+        try:
+            summary = collect(result, target)
+        finally:
+            indexed.unpersist()
         output.discard(tasks)  # what failed or speculative task attempts left behind
         seen = set(summary.pop("amqp_files"))
         for name in plan.files:
