@@ -199,11 +199,41 @@ def test_standalone_cluster_gives_identical_parquet(tmp: Any, standalone: str, l
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"starting Spark ({standalone})" in proc.stderr
+    for noise in SPARK_NOISE:  # quiet by default (test_verbose_shows_what_spark_says: they are there to hide)
+        assert noise not in proc.stderr, noise
     for name in records.DATASETS:
         assert sorted(map(_key, table(out, name))) == sorted(map(_key, table(local_out, name))), name
     a, b = (json.loads((d / "summary.json").read_text()) for d in (out, local_out))
     a.pop("seconds"), b.pop("seconds")
     assert a == b
+
+
+SPARK_NOISE = ("Using incubator modules", "log4j", "NativeCodeLoader", "Setting default log level")
+
+
+def test_verbose_shows_what_spark_says(tmp: Any) -> None:
+    out = tmp.mktemp("verbose") / "out"
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(DATA / "pika-small.pcap"), "--out",
+                           str(out), "--spec", SPEC_091_EXT, "--master", "local[1]", "--verbose"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert all(noise in proc.stderr for noise in SPARK_NOISE[:2]), proc.stderr[-4000:]
+    assert "amqgen traffic: decoding" in proc.stderr
+
+
+def test_connections_are_routed_to_their_task_exactly(spark: Any) -> None:
+    """The route values make `repartition(bins, "route")` place each row on the partition chosen for it."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from amqgen.traffic.job import routes
+
+    for bins in (1, 3, 8, 24):
+        route = routes(spark, bins)
+        want = [b for b in range(bins) for _ in range(3)]
+        df = spark.createDataFrame(pa.table({"want": want, "route": [route[b] for b in want]}))
+        got = df.repartition(bins, "route").select("want", F.spark_partition_id().alias("p")).collect()
+        assert sorted((r["want"], r["p"]) for r in got) == sorted((b, b) for b in want), bins
 
 
 # -- the report page ---------------------------------------------------------------------------------------
