@@ -209,6 +209,7 @@ class Framer:
             decoded, stop = self._decode_frames(buf, off, self.cap + 8)
         except self._decode_error as e:
             decoded, stop = e.frames, e.offset
+        stop = int(stop)
         if not decoded:
             return off
         base = self.base

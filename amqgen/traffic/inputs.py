@@ -82,9 +82,9 @@ def prepare(args: list[Path], staging: Path, part_size: int) -> Inputs:
                             f"(supported: {', '.join(sorted(set(packets.LINK_TYPES.values())))}); its packets are skipped")
         indexed.append((idx.first_ts or 0, name, str(source), idx))
     out = Inputs(problems=problems)
-    for rank, (_, name, source, idx) in enumerate(sorted(indexed, key=lambda t: (t[0], t[1]))):
+    for rank, (_, name, read_from, idx) in enumerate(sorted(indexed, key=lambda t: (t[0], t[1]))):
         out.files.append(name)
-        out.paths.append(source)
+        out.paths.append(read_from)
         out.packets += idx.packets
         out.link_types |= idx.link_types
         for p in idx.parts:

@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -121,7 +121,9 @@ def _user_log4j(conf: dict[str, str]) -> bool:
         return True
     conf_dir = os.environ.get("SPARK_CONF_DIR") or (
         os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
-    return bool(conf_dir) and any(Path(conf_dir, n).is_file() for n in (
+    if not conf_dir:
+        return False
+    return any(Path(conf_dir, n).is_file() for n in (
         "log4j2.properties", "log4j2.xml", "log4j2.yaml", "log4j2.yml", "log4j2.json"))
 
 
@@ -134,7 +136,7 @@ class _QuietStderr:
         self.saved = -1
         self.thread: threading.Thread | None = None
 
-    def __enter__(self) -> _QuietStderr:
+    def __enter__(self) -> Self:
         sys.stderr.flush()
         r, w = os.pipe()
         self.saved = os.dup(2)

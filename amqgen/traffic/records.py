@@ -11,6 +11,7 @@ import base64
 import datetime as dt
 import json
 import math
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -155,14 +156,21 @@ def _default(v: Any) -> Any:
 
 # The C encoder made once: JSONEncoder.encode builds it again on every call, which cost more than the
 # encoding itself for the small objects of a frame row (about 3 us a frame on the frame-heavy bench).
-_c_make = getattr(json.encoder, "c_make_encoder", None)
-if _c_make is not None:
-    _chunks = _c_make(None, _default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+def _json_encoder() -> Callable[[Any], str]:
+    """The C encoder made once: JSONEncoder.encode builds it again on every call, which cost more than
+    the encoding itself for the small objects of a frame row (about 3 us a frame on the bench)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover -- CPython always has it; other interpreters may not
+        return json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    chunks = make(None, _default, json.encoder.encode_basestring, None, ":", ",", False, False, False)
 
-    def _encode(value: Any) -> str:
-        return "".join(_chunks(value, 0))
-else:  # pragma: no cover -- CPython always has it; other interpreters may not
-    _encode = json.JSONEncoder(default=_default, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
+
+
+_encode = _json_encoder()
 
 
 def to_json(value: Any) -> str:
