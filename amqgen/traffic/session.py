@@ -313,7 +313,7 @@ def decode_sorted(codec: Codec, options: Options, files: Sequence[str], keyed: I
             conn = Connection(codec, options, files, rows)
         assert conn is not None
         conn.segment(seg)
-        if flush_at and len(rows) >= flush_at:
+        if flush_at and len(rows.frames) >= flush_at:  # frames outnumber the other rows by far
             yield rows
     if conn is not None:
         conn.finish()
