@@ -1,10 +1,12 @@
 """The traffic pipeline: AMQP captures -> Parquet, decoded with the codec rendered from the spec.
 
-One module per stage: :mod:`capture` (file formats, record index, link/IP/TCP layers),
+One module per stage: :mod:`capture` (file formats, record index), :mod:`packets` (link/IP/TCP
+layers), :mod:`index` (a part's packets gathered with numpy, per connection, without payloads),
 :mod:`reassembly` (TCP streams), :mod:`framing` (frames, decoded by the generated codec),
 :mod:`conformance` (spec checks and contents), :mod:`session` (the stages wired per connection),
-:mod:`records` (the datasets' columns), :mod:`job` (Spark: the only module importing pyspark),
-:mod:`summary` and :mod:`report` (what a person reads). docs/traffic.md is the user's guide.
+:mod:`records` (the datasets' columns), :mod:`output` (a task's Parquet files and summary),
+:mod:`job` (Spark: the only module importing pyspark), :mod:`summary` and :mod:`report` (what a
+person reads). docs/traffic.md is the user's guide.
 """
 
 from __future__ import annotations
