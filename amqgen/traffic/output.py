@@ -32,6 +32,7 @@ _ARROW = {
 SCHEMAS: dict[str, pa.Schema] = {
     kind: pa.schema([pa.field(n, _ARROW[t]) for n, t, _ in cols]) for kind, cols in records.DATASETS.items()
 }
+_STRUCTS = {kind: pa.struct(list(schema)) for kind, schema in SCHEMAS.items()}
 KINDS = tuple(records.DATASETS)  # frames, messages, connections, violations
 
 
@@ -40,8 +41,10 @@ def table(kind: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     schema = SCHEMAS[kind]
     if not rows:
         return schema.empty_table()
-    cols = list(zip(*rows, strict=True))
-    return pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
+    # Arrow reads the tuples as one struct array: a third of the cost of transposing them into columns
+    # in Python first (0.55 against 1.6 us a frame row, measured on 65,536 rows)
+    rows_as_struct = pa.array(rows, type=_STRUCTS[kind])
+    return pa.Table.from_batches([pa.RecordBatch.from_struct_array(rows_as_struct)], schema=schema)
 
 
 class Summary:
