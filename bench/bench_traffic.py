@@ -35,6 +35,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import struct
 import sys
 import tempfile
@@ -56,7 +57,7 @@ from traffic_measure import Accounting, Usage, Watch
 SPEC = str(ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml")
 RUN = "amqgen-bench-" + uuid.uuid4().hex[:8]
 FIXTURE = ROOT / "tests" / "data" / "traffic" / "pika-small.pcap"
-# per kind: (batch size, message sizes)
+# messages per batch, per kind: a byte-heavy batch is 1-2 MB per connection in the broker at a time
 KINDS = {"frame": 200, "byte": 8}
 
 
@@ -67,8 +68,9 @@ def message_size(kind: str, rnd: random.Random) -> int:
     return rnd.randrange(4 << 10, 64 << 10) if rnd.random() < 0.01 else rnd.randrange(20, 400)
 
 
-def client(kind: str, idx: int, stop: threading.Event, counts: Counter[str]) -> None:
-    """Publish a batch, consume it back with one multiple ack, until told to stop."""
+def client(kind: str, idx: int, stop: threading.Event, counts: Counter[str], rate: float) -> None:
+    """Publish a batch, consume it back with one multiple ack, until told to stop; at most ``rate``
+    octets of bodies per second each way (0: no limit)."""
     import pika
 
     rnd = random.Random(idx)
@@ -80,9 +82,12 @@ def client(kind: str, idx: int, stop: threading.Event, counts: Counter[str]) -> 
     ch.basic_qos(prefetch_count=500)
     big = bytes(range(256)) * 1024
     props = pika.BasicProperties(content_type="application/octet-stream", headers={"n": idx}, delivery_mode=1)
+    start, sent = time.monotonic(), 0
     while not stop.is_set():
         for _ in range(batch):
-            ch.basic_publish("", q, big[:message_size(kind, rnd)], props)
+            size = message_size(kind, rnd)
+            ch.basic_publish("", q, big[:size], props)
+            sent += size
         counts["published"] += batch
         got, last = 0, 0
         for method, _, _ in ch.consume(q, inactivity_timeout=2):
@@ -94,6 +99,8 @@ def client(kind: str, idx: int, stop: threading.Event, counts: Counter[str]) -> 
         if last:
             ch.basic_ack(last, multiple=True)
         ch.cancel()
+        if rate:
+            stop.wait(max(0.0, sent / rate - (time.monotonic() - start)))
     ch.queue_delete(q)
     conn.close()
 
@@ -140,16 +147,19 @@ def cut(path: Path, marker: bytes, limit: int) -> None:
     os.replace(tmp, path)
 
 
-def record(path: Path, kind: str, mb: int, connections: int) -> None:
+def record(path: Path, kind: str, mb: int, connections: int, rate_mb: float) -> None:
     from traffic_tools import Recorder
 
     stop = threading.Event()
     counts: Counter[str] = Counter()
     limit = mb * 1_000_000
+    # big messages cross lo faster than tcpdump writes them out (it drops packets, and Recorder
+    # fails on a drop): byte-heavy clients are held to a total rate, each direction
+    rate = rate_mb * 1e6 / 2 / connections if kind == "byte" else 0.0
     raw = path.with_suffix(".recording")
     try:
         with Recorder(raw):
-            threads = [threading.Thread(target=client, args=(kind, i, stop, counts)) for i in range(connections)]
+            threads = [threading.Thread(target=client, args=(kind, i, stop, counts, rate)) for i in range(connections)]
             for t in threads:
                 t.start()
             # a little over the size: other sessions' connections on the shared broker are cut out
@@ -206,6 +216,7 @@ class Ours:
     cluster_rss: int = 0
     cluster_jvm: int = 0
     cluster_python: int = 0
+    cluster_python_cpu: float = 0.0
     notes: list[str] = field(default_factory=list)
 
 
@@ -252,6 +263,9 @@ def _key(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True, default=str)
 
 
+_FINGERPRINTS: dict[Path, dict[str, tuple[int, int]]] = {}
+
+
 def fingerprint(out: Path) -> dict[str, tuple[int, int]]:
     """Per dataset: (rows, sum of each row's BLAKE2b-128 of its key, mod 2**128). Equal for two
     outputs exactly when their sorted rows are equal (but for a hash collision), without holding
@@ -260,6 +274,8 @@ def fingerprint(out: Path) -> dict[str, tuple[int, int]]:
 
     from amqgen.traffic import records
 
+    if out in _FINGERPRINTS:  # local mode's output, compared with each cluster run's
+        return _FINGERPRINTS[out]
     got = {}
     for name in records.DATASETS:
         n = acc = 0
@@ -268,6 +284,7 @@ def fingerprint(out: Path) -> dict[str, tuple[int, int]]:
                 acc += int.from_bytes(hashlib.blake2b(_key(row).encode(), digest_size=16).digest(), "big")
                 n += 1
         got[name] = (n, acc % (1 << 128))
+    _FINGERPRINTS[out] = got
     return got
 
 
@@ -369,14 +386,17 @@ def local_tables(rows: list[Row], acct: Accounting, floor: Usage | None, quick: 
                      f"| {o.wall:.1f} | {t.wall:.1f} | {t.wall / o.wall:.2f} | {r.mb / o.wall:.1f} | {r.mb / t.wall:.1f} "
                      f"| {o.cpu:.1f} | {o.cpu / r.frames * 1e6:.1f} | {t.cpu / r.frames * 1e6:.1f} "
                      f"| {'yes' if r.same else 'NO'} |")
-    lines += ["", ("Memory (MB): the tree's peak (see the method above), the largest single JVM and the largest "
-              "Python worker (any Python process of the tree but the `amqgen` driver itself) by VmHWM:"), "",
-              "| capture | amqgen tree peak | sampled tree peak | largest JVM | largest Python worker | tshark peak |",
-              "|---|---:|---:|---:|---:|---:|"]
+    lines += ["", ("`amqgen traffic`'s processes: CPU seconds the JVM and the Python processes (the driver and the "
+                   "workers) spent themselves, as sampled every 100 ms (so a little short of the total); memory in MB: "
+                   "the tree's peak (see the method above), the largest single JVM and the largest Python worker (any "
+                   "Python process of the tree but the `amqgen` driver itself) by VmHWM, and tshark's peak:"), "",
+              ("| capture | CPU s | JVM CPU s | Python CPU s | tree peak MB | sampled tree peak MB | largest JVM MB "
+               "| largest Python worker MB | tshark peak MB |"),
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         o = r.ours.use
-        lines.append(f"| {r.cap.name} | {mb(o.peak_rss)} | {mb(o.sampled_rss)} | {mb(o.largest_java)} "
-                     f"| {mb(o.largest_python)} | {mb(r.theirs.peak_rss)} |")
+        lines.append(f"| {r.cap.name} | {o.cpu:.1f} | {o.java_cpu:.1f} | {o.python_cpu:.1f} | {mb(o.peak_rss)} "
+                     f"| {mb(o.sampled_rss)} | {mb(o.largest_java)} | {mb(o.largest_python)} | {mb(r.theirs.peak_rss)} |")
     fits = []
     for kind in dict.fromkeys(r.kind for r in rows):
         sub = [r for r in rows if r.kind == kind]
@@ -408,18 +428,21 @@ def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[st
         (f"Scale-out on {ref.cap.name} ({ref.mb:.1f} MB, {ref.frames} frames): a standalone master and workers of "
         "1 core each started by the bench on 127.0.0.1, `amqgen traffic --master spark://...` as a fresh process "
         "(its driver on the same machine). Driver CPU: the `amqgen` process tree; cluster CPU: master, workers, "
-        "their executors and Python workers, over the run. Output compared with local mode's: every row of the "
+        "their executors and Python workers, over the run "
+        "(local mode: its Python CPU, driver included, under 'of which'). Output compared with local mode's: every row of the "
         "four datasets (as sorted row sets) and summary.json."),
         "",
-        ("| run | wall s | MB/s | throughput / 1 worker's | driver CPU s | cluster CPU s | CPU us/frame "
-        "| driver peak MB | cluster peak MB | largest executor JVM MB | largest Python worker MB | output = local |"),
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ("| run | wall s | MB/s | throughput / 1 worker's | driver CPU s | cluster CPU s | of which Python s "
+         "| CPU us/frame | driver peak MB | cluster peak MB | largest executor JVM MB | largest Python worker MB "
+         "| output = local |"),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for label, o, same, _ in runs:
         ratio = f"{base / o.use.wall:.2f}" if base else "-"
         cpu = o.use.cpu + o.cluster_cpu
+        py = o.cluster_python_cpu if o.cluster_cpu else o.use.python_cpu  # local: the driver is the executor
         lines.append(f"| {label} | {o.use.wall:.1f} | {ref.mb / o.use.wall:.1f} | {ratio} | {o.use.cpu:.1f} "
-                     f"| {o.cluster_cpu:.1f} | {cpu / ref.frames * 1e6:.1f} | {mb(o.use.peak_rss)} "
+                     f"| {o.cluster_cpu:.1f} | {py:.1f} | {cpu / ref.frames * 1e6:.1f} | {mb(o.use.peak_rss)} "
                      f"| {mb(o.cluster_rss)} | {mb(o.cluster_jvm or o.use.largest_java)} "
                      f"| {mb(o.cluster_python or o.use.largest_python)} | {'yes' if same else 'NO'} |")
     lines += ["", ("Where the time went (Spark's event log of each run; task time is launch to finish summed over "
@@ -476,6 +499,7 @@ def scale_out(acct: Accounting, ref: Row, work: Path, workers: int, memory: str)
             o.cluster_cpu, o.cluster_rss = watch.cpu, watch.mem.peak
             o.cluster_jvm = watch.mem.largest("java", set(cluster.pids))  # an executor, not a daemon
             o.cluster_python = watch.mem.largest("python")
+            o.cluster_python_cpu = watch.cpu_of("python")
             same, detail = same_output(o.out, ref.ours.out)
             print(f"  {o.use.wall:.1f} s, driver {o.use.cpu:.1f} s CPU, cluster {o.cluster_cpu:.1f} s CPU; "
                   f"output equal to local: {same} ({detail})", file=sys.stderr)
@@ -490,6 +514,8 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/amqgen-bench-traffic"),
                     help="captures (reused when present), outputs, event logs and the cluster's work directories")
     ap.add_argument("--connections", type=int, default=12)
+    ap.add_argument("--record-rate", type=float, default=40,
+                    help="MB/s on the wire, both directions, while recording a byte-heavy capture (default 40)")
     ap.add_argument("--cluster", action="store_true", help="also the scale-out runs on a standalone cluster")
     ap.add_argument("--cluster-capture", help="KIND:MB of the capture for --cluster (default the largest frame one)")
     ap.add_argument("--workers", type=int, default=2, help="--cluster: runs with 1 and with this many workers")
@@ -501,6 +527,8 @@ def main() -> None:
                     help="the test's mode: the small fixture capture, local mode, no recording, warm-up or cluster")
     ap.add_argument("--readme", type=Path, help="rewrite the bench_traffic blocks of this file with the tables")
     args = ap.parse_args()
+    # a SIGTERM unwinds like Ctrl-C, so the cluster, cgroups and temporary directories are cleaned up
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     sizes = [int(x) for x in args.sizes.split(",")]
     kinds = args.kinds.split(",")
     if not all(1 <= s <= 1000 for s in sizes) or not set(kinds) <= set(KINDS):
@@ -533,7 +561,7 @@ def main() -> None:
                 cap = capture_path(work, kind, size)
                 if not cap.exists():
                     print(f"recording {cap.name} ...", file=sys.stderr)
-                    record(cap, kind, size, args.connections)
+                    record(cap, kind, size, args.connections, args.record_rate)
                 rows.append(measure(acct, kind, cap, work))
         floor = None if args.no_floor else min((spark_floor(acct) for _ in range(3)), key=lambda u: u.wall)
         text = "\n".join(local_tables(rows, acct, floor, False))
@@ -545,7 +573,7 @@ def main() -> None:
             ref = next((r for r in rows if r.cap == want), None)
             if ref is None:
                 if not want.exists():
-                    record(want, kind, int(size), args.connections)
+                    record(want, kind, int(size), args.connections, args.record_rate)
                 ref = measure(acct, kind, want, work)
             ctext = "\n".join(cluster_tables(ref, scale_out(acct, ref, work, args.workers, args.worker_memory)))
             print("\n" + ctext)

@@ -122,15 +122,16 @@ class Group:
 
 
 # -- /proc ---------------------------------------------------------------------------------------------
-def _stat(pid: int) -> tuple[int, str, int] | None:
-    """(ppid, comm, utime + stime + cutime + cstime in ticks) of a live process."""
+def _stat(pid: int) -> tuple[int, str, int, int] | None:
+    """(ppid, comm, utime + stime + cutime + cstime, utime + stime) of a live process, in ticks."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     comm = raw[raw.index("(") + 1:raw.rindex(")")]
     f = raw[raw.rindex(")") + 2:].split()
-    return int(f[1]), comm, int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+    own = int(f[11]) + int(f[12])
+    return int(f[1]), comm, own + int(f[13]) + int(f[14]), own
 
 
 def tree(roots: list[int]) -> list[int]:
@@ -170,6 +171,12 @@ class Memory:
     hwm: dict[int, tuple[str, int]] = field(default_factory=dict)  # pid -> (kind, VmHWM)
     samples: int = 0
     cpu_ticks: dict[int, int] = field(default_factory=dict)  # pid -> last cumulative ticks (proc method)
+    own_ticks: dict[int, tuple[str, int]] = field(default_factory=dict)  # pid -> (kind, its own last ticks)
+
+    def cpu_of(self, kind: str) -> float:
+        """Seconds of CPU that processes of ``kind`` spent themselves, as last sampled: short of the
+        truth by what each did after its last sample (up to 100 ms of CPU each)."""
+        return sum(t for k, t in self.own_ticks.values() if k == kind) / TICK
 
     def largest(self, kind: str, skip: frozenset[int] | set[int] = frozenset()) -> int:
         return max((h for p, (k, h) in self.hwm.items() if k == kind and p not in skip), default=0)
@@ -203,6 +210,7 @@ class Sampler:
                 self.mem.hwm[pid] = (kind, hwm)
             if (s := _stat(pid)) is not None:
                 self.mem.cpu_ticks[pid] = s[2]
+                self.mem.own_ticks[pid] = (kind, s[3])
         self.mem.peak = max(self.mem.peak, total)
         self.mem.samples += 1
 
@@ -223,6 +231,8 @@ class Usage:
     sampled_rss: int  # bytes: the sampled peak of the tree's summed VmRSS
     largest_java: int  # bytes: the largest VmHWM of one JVM in the tree
     largest_python: int  # bytes: the largest VmHWM of one Python process other than the root
+    java_cpu: float = 0.0  # seconds: the JVMs' own CPU, sampled (see Memory.cpu_of)
+    python_cpu: float = 0.0  # seconds: the Python processes' own CPU, the root included, sampled
     returncode: int = 0
     stderr: str = ""
     started: float = 0.0  # time.time() at the start, to line up with Spark's event log
@@ -299,7 +309,7 @@ class Accounting:
             peak = group.mem_peak() or mem.peak
             err.seek(0)
             return Usage(wall, cpu, peak, mem.peak, mem.largest("java"), mem.largest("python", {proc.pid}),
-                         proc.returncode, err.read(), started)
+                         mem.cpu_of("java"), mem.cpu_of("python"), proc.returncode, err.read(), started)
         finally:
             # the root's process group: the root if it still runs, and what it left behind
             with contextlib.suppress(ProcessLookupError):
@@ -318,6 +328,7 @@ class Watch:
         self.roots, self.group = roots, group
         self.cpu = 0.0
         self.mem = Memory()
+        self._base: dict[str, float] = {}
 
     def _pids(self) -> list[int]:
         return self.group.pids() if self.group and (self.group.cpu or self.group.mem) else tree(self.roots)
@@ -328,9 +339,16 @@ class Watch:
         # live trees' own and reaped children's time: the worker waits for its executors
         return sum((st[2] for p in tree(self.roots) if (st := _stat(p))), 0) / TICK
 
+    def cpu_of(self, kind: str) -> float:
+        """Like ``Memory.cpu_of``, less what the processes already running had spent at the start."""
+        return self.mem.cpu_of(kind) - self._base.get(kind, 0.0)
+
     def __enter__(self) -> Watch:  # noqa: PYI034
         self._start = self._ticks()
-        self._sampler = Sampler(self._pids).__enter__()
+        self._sampler = Sampler(self._pids)
+        self._sampler.sample()  # the daemons' CPU so far, taken off cpu_of
+        self._base = {k: self._sampler.mem.cpu_of(k) for k in ("java", "python", "other")}
+        self._sampler.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
