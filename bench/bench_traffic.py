@@ -220,13 +220,16 @@ class Ours:
     notes: list[str] = field(default_factory=list)
 
 
+SPARK_CONF: list[str] = []  # --spark-conf, for every amqgen traffic run
+
+
 def amqgen_run(acct: Accounting, path: Path, out: Path, events: Path, master: str = "local[2]") -> Ours:
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir(parents=True)
     cmd = [sys.executable, "-m", "amqgen", "traffic", str(path), "--out", str(out), "--spec", SPEC,
            "--master", master, "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events.as_uri()}",
-           "--conf", "spark.eventLog.compress=false"]
+           "--conf", "spark.eventLog.compress=false", *(a for kv in SPARK_CONF for a in ("--conf", kv))]
     # loopback only: the driver's ports too
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
     use = acct.run(cmd, "amqgen", env=env)
@@ -386,17 +389,22 @@ def local_tables(rows: list[Row], acct: Accounting, floor: Usage | None, quick: 
                      f"| {o.wall:.1f} | {t.wall:.1f} | {t.wall / o.wall:.2f} | {r.mb / o.wall:.1f} | {r.mb / t.wall:.1f} "
                      f"| {o.cpu:.1f} | {o.cpu / r.frames * 1e6:.1f} | {t.cpu / r.frames * 1e6:.1f} "
                      f"| {'yes' if r.same else 'NO'} |")
-    lines += ["", ("`amqgen traffic`'s processes: CPU seconds the JVM and the Python processes (the driver and the "
+    lines += ["", ("`amqgen traffic`'s processes: from the process start to the Spark application's start (Python, "
+                   "indexing, the codec rendered, the driver JVM) and to its first task (from Spark's event log); "
+                   "CPU seconds the JVM and the Python processes (the driver and the "
                    "workers) spent themselves, as sampled every 100 ms (so a little short of the total); memory in MB: "
                    "the tree's peak (see the method above), the largest single JVM and the largest Python worker (any "
                    "Python process of the tree but the `amqgen` driver itself) by VmHWM, and tshark's peak:"), "",
-              ("| capture | CPU s | JVM CPU s | Python CPU s | tree peak MB | sampled tree peak MB | largest JVM MB "
-               "| largest Python worker MB | tshark peak MB |"),
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              ("| capture | to Spark app s | to first task s | CPU s | JVM CPU s | Python CPU s | tree peak MB "
+               "| sampled tree peak MB | largest JVM MB | largest Python worker MB | tshark peak MB |"),
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        o = r.ours.use
-        lines.append(f"| {r.cap.name} | {o.cpu:.1f} | {o.java_cpu:.1f} | {o.python_cpu:.1f} | {mb(o.peak_rss)} "
-                     f"| {mb(o.sampled_rss)} | {mb(o.largest_java)} | {mb(o.largest_python)} | {mb(r.theirs.peak_rss)} |")
+        o, app = r.ours.use, r.ours.app
+        to_app = f"{app.start - o.started:.1f}" if app else "-"
+        to_task = f"{app.first_task - o.started:.1f}" if app and app.first_task else "-"
+        lines.append(f"| {r.cap.name} | {to_app} | {to_task} | {o.cpu:.1f} | {o.java_cpu:.1f} | {o.python_cpu:.1f} "
+                     f"| {mb(o.peak_rss)} | {mb(o.sampled_rss)} | {mb(o.largest_java)} | {mb(o.largest_python)} "
+                     f"| {mb(r.theirs.peak_rss)} |")
     fits = []
     for kind in dict.fromkeys(r.kind for r in rows):
         sub = [r for r in rows if r.kind == kind]
@@ -446,10 +454,12 @@ def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[st
                      f"| {mb(o.cluster_rss)} | {mb(o.cluster_jvm or o.use.largest_java)} "
                      f"| {mb(o.cluster_python or o.use.largest_python)} | {'yes' if same else 'NO'} |")
     lines += ["", ("Where the time went (Spark's event log of each run; task time is launch to finish summed over "
-              "tasks, run and JVM CPU are Spark's executor metrics, the Python workers' CPU is not in JVM CPU):"), ""]
+              "tasks, run and JVM CPU are Spark's executor metrics, the Python workers' CPU is not in JVM CPU; a shuffle "
+                   "block another executor on the same host wrote is read from its file and counts as local, not "
+                   "remote):"), ""]
     for label, o, same, detail in runs:
         lines.append(f"- {label}:" + ("" if same else f" OUTPUT DIFFERS: {detail}"))
-        lines += breakdown(o.app, o.use.started) if o.app else ["    (no event log)"]
+        lines += breakdown(o.app, o.use.started) if o.app else ["  - (no event log)"]
     return lines
 
 
@@ -520,6 +530,8 @@ def main() -> None:
     ap.add_argument("--cluster-capture", help="KIND:MB of the capture for --cluster (default the largest frame one)")
     ap.add_argument("--workers", type=int, default=2, help="--cluster: runs with 1 and with this many workers")
     ap.add_argument("--worker-memory", default="2g", help="--cluster: each worker's --memory")
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for every amqgen traffic run (repeatable), e.g. spark.executor.memory=2g")
     ap.add_argument("--cpu-method", choices=("auto", "cgroup", "proc"), default="auto",
                     help="auto: a cpuacct cgroup per run when we may make one, else /proc and getrusage")
     ap.add_argument("--no-floor", action="store_true", help="skip timing Spark's floor")
@@ -533,6 +545,7 @@ def main() -> None:
     kinds = args.kinds.split(",")
     if not all(1 <= s <= 1000 for s in sizes) or not set(kinds) <= set(KINDS):
         ap.error(f"--sizes takes MB from 1 to 1000, --kinds {', '.join(KINDS)}")
+    SPARK_CONF.extend(args.spark_conf)
     acct = Accounting.detect(args.cpu_method)
     print(f"CPU: {acct.cpu_method}\nRSS: {acct.rss_method}", file=sys.stderr)
     tmp = None

@@ -233,17 +233,17 @@ def breakdown(app: AppLog, launched: float) -> list[str]:
     def rel(t: float) -> float:
         return t - app.start if t else 0.0
 
-    out = [(f"    driver: process start -> Spark application start {app.start - launched:.1f} s; then first executor "
+    out = [(f"  - driver: process start -> Spark application start {app.start - launched:.1f} s; then first executor "
            f"at +{app.first_executor():.1f} s, first task at +{rel(app.first_task):.1f} s, last stage done at "
            f"+{rel(app.last_stage):.1f} s; executors {', '.join(sorted(app.executors)) or '-'}"),
-           (f"    tasks: {sum(st.tasks for _, st in stages)} in {len(stages)} stages, task time "
+           (f"  - tasks: {sum(st.tasks for _, st in stages)} in {len(stages)} stages, task time "
            f"{sum(st.task_time for _, st in stages):.1f} s (executor run {sum(st.run for _, st in stages):.1f} s, "
            f"deserialize {sum(st.deserialize for _, st in stages):.1f} s), shuffle written "
            f"{sum(st.shuffle_write for _, st in stages) / 1e6:.1f} MB, read remotely "
            f"{sum(st.shuffle_remote for _, st in stages) / 1e6:.1f} MB")]
     labels = _labels(app, stages)
     for sid, st in stages:
-        out.append(f"    stage {sid} {labels[sid]}: {st.tasks} tasks on {len(st.executors)} executor(s), wall {st.wall:.1f} s, "
+        out.append(f"  - stage {sid} {labels[sid]}: {st.tasks} tasks on {len(st.executors)} executor(s), wall {st.wall:.1f} s, "
                    f"task time {st.task_time:.1f} s (run {st.run:.1f}, JVM CPU {st.cpu:.1f}, deserialize "
                    f"{st.deserialize:.1f}, GC {st.gc:.1f}), shuffle write {st.shuffle_write / 1e6:.1f} MB, read "
                    f"{st.shuffle_read / 1e6:.1f} MB ({st.shuffle_remote / 1e6:.1f} MB remote, fetch wait "

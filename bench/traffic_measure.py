@@ -77,16 +77,20 @@ class Group:
         name = f"amqgen-bench-{label}-{uuid.uuid4().hex[:8]}"
         self.cpu = acct.cpu_base / name if acct.cpu_base else None
         self.mem = acct.mem_base / name if acct.mem_base else None
-        for d in (self.cpu, self.mem):
-            if d:
-                d.mkdir()
+        try:
+            for d in (self.cpu, self.mem):
+                if d:
+                    d.mkdir()
+        except OSError:
+            self.close()
+            raise
 
     def wrap(self, cmd: list[str]) -> list[str]:
         """``cmd`` started by a shell that first moves itself into the groups, then execs it."""
         dirs = [d for d in (self.cpu, self.mem) if d]
         if not dirs:
             return cmd
-        moves = "; ".join(f"echo $$ > '{d}/cgroup.procs'" for d in dirs)
+        moves = " && ".join(f"echo $$ > '{d}/cgroup.procs'" for d in dirs)
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh", *cmd]
 
     def pids(self) -> list[int]:
