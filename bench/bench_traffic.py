@@ -581,13 +581,15 @@ def main() -> None:
         print(text)
         ctext = None
         if args.cluster:
-            kind, _, size = (args.cluster_capture or f"frame:{max(sizes)}").partition(":")
-            want = capture_path(work, kind, int(size))
+            ckind, _, csize = (args.cluster_capture or f"frame:{max(sizes)}").partition(":")
+            if ckind not in KINDS or not csize.isdigit():
+                ap.error("--cluster-capture takes KIND:MB, e.g. frame:1000")
+            want = capture_path(work, ckind, int(csize))
             ref = next((r for r in rows if r.cap == want), None)
             if ref is None:
                 if not want.exists():
-                    record(want, kind, int(size), args.connections, args.record_rate)
-                ref = measure(acct, kind, want, work)
+                    record(want, ckind, int(csize), args.connections, args.record_rate)
+                ref = measure(acct, ckind, want, work)
             ctext = "\n".join(cluster_tables(ref, scale_out(acct, ref, work, args.workers, args.worker_memory)))
             print("\n" + ctext)
         if args.readme:

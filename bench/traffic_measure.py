@@ -266,7 +266,8 @@ class Accounting:
     def rss_method(self) -> str:
         sampled = "VmRSS of every process in the tree summed, sampled every 100 ms"
         if self.mem_base:
-            return f"cgroup v1 memory.max_usage_in_bytes of a group per run (also {sampled})"
+            return (f"cgroup v1 memory.max_usage_in_bytes of a group per run, which counts the page cache the run "
+                    f"brought in too (also {sampled})")
         return sampled + " (no memory cgroup of our own to nest in)"
 
     def group(self, label: str) -> Group:
