@@ -44,7 +44,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -217,7 +217,6 @@ class Ours:
     cluster_jvm: int = 0
     cluster_python: int = 0
     cluster_python_cpu: float = 0.0
-    notes: list[str] = field(default_factory=list)
 
 
 SPARK_CONF: list[str] = []  # --spark-conf, for every amqgen traffic run
@@ -271,12 +270,10 @@ def fingerprint(out: Path) -> dict[str, tuple[int, int, tuple[str, ...]]]:
     the repr of its values in column order (a quarter of the cost of a JSON key per row)."""
     import pyarrow.dataset as ds
 
-    from amqgen.traffic import records
-
     if out in _FINGERPRINTS:  # local mode's output, compared with each cluster run's
         return _FINGERPRINTS[out]
     got = {}
-    for name in records.DATASETS:
+    for name in sorted(d.name for d in out.iterdir() if d.is_dir()):  # the datasets, whatever they are
         data = ds.dataset(out / name, format="parquet")
         n = acc = 0
         for batch in data.to_batches():
@@ -292,10 +289,11 @@ def same_output(a: Path, b: Path) -> tuple[bool, str]:
     fa, fb = fingerprint(a), fingerprint(b)
     sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
     sa.pop("seconds"), sb.pop("seconds")
-    bad = [f"{k} ({fa[k][0]} rows against {fb[k][0]})" for k in fa if fa[k] != fb[k]]
+    bad = [f"{k} ({fa[k][0] if k in fa else 'no'} rows against {fb[k][0] if k in fb else 'no'})"
+           for k in sorted(fa.keys() | fb.keys()) if fa.get(k) != fb.get(k)]
     if sa != sb:
         bad.append("summary.json")
-    return not bad, ", ".join(bad) or "all four datasets' rows and the summary"
+    return not bad, ", ".join(bad) or f"the rows of all {len(fa)} datasets and the summary"
 
 
 # -- the warm-up and Spark's floor ------------------------------------------------------------------------
@@ -424,7 +422,28 @@ def local_tables(rows: list[Row], acct: Accounting, floor: Usage | None, quick: 
         lines += ["", (f"Spark's floor in the same run: a fresh process that starts the same SparkSession and runs one "
                   f"Python task on one row: {floor.wall:.1f} s wall, {floor.cpu:.1f} s CPU, peak RSS "
                   f"{mb(floor.peak_rss)} MB.")]
-    return lines
+    return lines + goals(rows)
+
+
+def goals(rows: list[Row]) -> list[str]:
+    """Issue 21's local goals, read off the largest capture of each kind and the fits."""
+    out = []
+    frame = [r for r in rows if r.kind == "frame"]
+    if frame:
+        big = max(frame, key=lambda r: r.mb)
+        o = big.ours.use
+        out.append(f"- CPU per frame of the whole tree, frame-heavy, {big.cap.name}: {o.cpu / big.frames * 1e6:.1f} us "
+                   "(goal: at most 15)")
+        out.append(f"- Against tshark on {big.cap.name}: {big.theirs.wall / o.wall:.2f}x its speed (goal: at least 1), "
+                   f"counts {'equal' if big.same else 'DIFFERENT'}")
+        if len(frame) >= 2:
+            fixed, _, worst = fit([r.mb for r in frame], [r.ours.use.wall for r in frame])
+            out.append(f"- Fixed cost, frame-heavy fit over {', '.join(f'{r.mb:.0f}' for r in frame)} MB: {fixed:.1f} s "
+                       f"(goal: at most 6), largest residual {worst:.1f} s")
+    for r in (max((r for r in rows if r.kind == k), key=lambda r: r.mb) for k in dict.fromkeys(x.kind for x in rows)):
+        out.append(f"- Peak memory on {r.cap.name}: tree {mb(r.ours.use.peak_rss)} MB, largest Python worker "
+                   f"{mb(r.ours.use.largest_python)} MB, largest JVM {mb(r.ours.use.largest_java)} MB")
+    return ["", "Issue 21's goals, from this run:", "", *out] if out else []
 
 
 def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[str]:
@@ -450,9 +469,13 @@ def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[st
                      f"| {o.cluster_cpu:.1f} | {py:.1f} | {cpu / ref.frames * 1e6:.1f} | {mb(o.use.peak_rss)} "
                      f"| {mb(o.cluster_rss)} | {mb(o.cluster_jvm or o.use.largest_java)} "
                      f"| {mb(o.cluster_python or o.use.largest_python)} | {'yes' if same else 'NO'} |")
+    last = runs[-1]
+    if base and last[0] != "1 worker":
+        lines += ["", (f"Throughput of {last[0]} over 1 worker's: {base / last[1].use.wall:.2f}x (goal: at least 1.7), "
+                  f"output {'equal to' if all(same for _, _, same, _ in runs) else 'DIFFERENT from'} local mode's.")]
     lines += ["", ("Where the time went (Spark's event log of each run; task time is launch to finish summed over "
-              "tasks, run and JVM CPU are Spark's executor metrics, the Python workers' CPU is not in JVM CPU; a shuffle "
-                   "block another executor on the same host wrote is read from its file and counts as local, not "
+                   "tasks, run and JVM CPU are Spark's executor metrics, the Python workers' CPU is not in JVM CPU; "
+                   "a shuffle block another executor on the same host wrote is read from its file and counts as local, not "
                    "remote):"), ""]
     for label, o, same, detail in runs:
         lines.append(f"- {label}:" + ("" if same else f" OUTPUT DIFFERS: {detail}"))
