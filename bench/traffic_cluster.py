@@ -149,6 +149,7 @@ class AppLog:
     first_task: float = 0.0  # epoch seconds
     last_stage: float = 0.0  # epoch seconds: the last stage's completion
     job_of: dict[int, int] = field(default_factory=dict)  # stage id -> job id
+    described: dict[int, str] = field(default_factory=dict)  # stage id -> its job's description (job.py sets them)
 
     def first_executor(self) -> float:
         """Seconds from the application's start to its first executor (0 in local mode: the driver)."""
@@ -159,8 +160,8 @@ class AppLog:
 def find_log(directory: Path) -> list[Path]:
     """The event log files of the one application logged under ``directory``, in order: Spark 4
     writes a rolling log (a directory ``eventlog_v2_APP`` of ``events_N_APP`` files) by default, a
-    single file otherwise. The application need not have ended cleanly (``amqgen traffic`` leaves the
-    context to the JVM's exit), so an in-progress log is read too."""
+    single file otherwise. A log still in progress (an application that did not end cleanly) is read
+    too."""
     entries = sorted(directory.iterdir(), key=lambda p: p.stat().st_mtime)
     if not entries:
         return []
@@ -183,8 +184,11 @@ def event_log(paths: list[Path]) -> AppLog:
         elif kind == "SparkListenerExecutorAdded":
             app.executors[ev["Executor ID"]] = ev["Timestamp"] / 1000
         elif kind == "SparkListenerJobStart":
+            described = (ev.get("Properties") or {}).get("spark.job.description")
             for sid in ev["Stage IDs"]:
                 app.job_of[sid] = ev["Job ID"]
+                if described:
+                    app.described[sid] = described.removeprefix("amqgen traffic: ")
         elif kind == "SparkListenerStageCompleted":
             info = ev["Stage Info"]
             st = app.stages.setdefault(info["Stage ID"], Stage(info["Stage Name"]))
@@ -211,17 +215,15 @@ def event_log(paths: list[Path]) -> AppLog:
 
 
 def _labels(app: AppLog, stages: list[tuple[int, Stage]]) -> dict[int, str]:
-    """Job id and call site of each stage, and a role guessed by position, for today's job: its first
-    stage reads the capture parts and writes them to the shuffle; the first stage to read a shuffle
-    decodes (and writes the frames); the rest run over the cache. (Spark's stage names are call
-    sites; a job's concurrent writes all show as ``withThreadLocalCaptured``.)"""
+    """Job id, job description (``amqgen traffic`` names each of its jobs) and call site of each stage,
+    and whether the stage writes or reads a shuffle."""
     out = {}
-    decode = next((sid for sid, st in stages if st.shuffle_read), None)
-    for i, (sid, st) in enumerate(stages):
-        site = st.name.split(" at ")[0].replace("$anonfun$withThreadLocalCaptured$1", "concurrent")
-        role = ("read parts" if i == 0 and st.shuffle_write else "decode" if sid == decode
-                else "over the cache" if decode is not None and sid > decode else "")
-        out[sid] = f"job {app.job_of.get(sid, '?')} {site}" + (f" [{role}]" if role else "")
+    for sid, st in stages:
+        site = st.name.split(" at ")[0]
+        what = app.described.get(sid, "")
+        flow = "writes a shuffle" if st.shuffle_write else "reads a shuffle" if st.shuffle_read else ""
+        out[sid] = (f"job {app.job_of.get(sid, '?')} {site}" + (f" [{what}]" if what else "")
+                    + (f" ({flow})" if flow else ""))
     return out
 
 

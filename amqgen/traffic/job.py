@@ -234,8 +234,9 @@ def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> 
                 # Compiled beside the source: a Python worker imports from the zip, which keeps no
                 # bytecode cache, and compiling the codec there cost each worker about 0.2 s of CPU.
                 # (An interpreter of another version finds a foreign magic number and compiles the source.)
-                pyc = py_compile.compile(str(f), cfile=str(staging / "module.pyc"), doraise=True,
-                                         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+                pyc = staging / "module.pyc"
+                py_compile.compile(str(f), cfile=str(pyc), doraise=True,
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
                 zf.write(pyc, arc[:-3] + ".pyc")
         spark.sparkContext.addPyFile(str(z))
     if str(codec_root) not in sys.path:  # the driver imports it too (the summary names frame types)
@@ -284,10 +285,12 @@ def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
     # twice as many tasks as there are cores, by size, and each task's rows are routed to it exactly
     # (hashing the keys instead left some tasks with three connections and others with none).
     spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))  # a few rows
+    spark.sparkContext.setJobDescription("amqgen traffic: index the parts, size the connections")
     sizes = {r["conn"]: r["n"] for r in indexed.groupBy("conn").agg(F.sum("packets").alias("n")).collect()}
     if not sizes:
         return None, indexed
     bins = min(len(sizes), 2 * spark.sparkContext.defaultParallelism)
+    spark.sparkContext.setJobDescription("amqgen traffic: route values")
     route = routes(spark, bins)
     placed = sorted(balance(sizes, bins).items())
     # from an Arrow table: a local relation (a Python list would be parallelised as Python tasks)
@@ -302,6 +305,8 @@ def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
 def collect(result: DataFrame | None, target: Path) -> dict[str, Any]:
     """Run the job, keep the files its successful tasks wrote (in partition order) under ``target``,
     and return the merged summary."""
+    if result is not None:
+        result.sparkSession.sparkContext.setJobDescription("amqgen traffic: decode")
     rows = result.collect() if result is not None else []
     written = sorted(((r["partition"], r["dataset"], r["path"], r["rows"]) for r in rows if r["dataset"]),
                      key=lambda t: (t[0], t[1]))
@@ -353,6 +358,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         render_codec(spec, codec_root)
         facts = spec_facts(spec, package)
         progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
+        ours = SparkSession.getActiveSession() is None  # a session the caller started is the caller's to stop
         spark = spark_session(master, conf, verbose)
         ship(spark, codec_root, package, staging / "work")
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
@@ -376,6 +382,8 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
             "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,
             "seconds": round(time.monotonic() - started, 3),
         })
+        if ours:  # the application ends here (its event log says so), not when the JVM exits
+            spark.stop()
         (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         if out.exists():
             if not (out / "summary.json").is_file():
