@@ -2,10 +2,10 @@
 
 The generated package's ``engine.Observer`` (the engine's state machine, watching from outside) is fed the
 connection's protocol headers and method frames, both directions, in the order the pipeline decodes them, each
-with where it is in the capture (its packet), so that what the two directions' relative order alone explains is
-not reported. What it finds becomes a violation of kind ``sequence``: a method out of the negotiation's order,
-on a channel that is not open (or over channel_max, or opened twice), a second synchronous request before the
-reply, a reply to no request, a method after the connection closed. Its reply code is the one the spec gives
+with its packet's timestamp, so that what the two directions' relative order alone explains is not reported.
+What it finds becomes a violation of kind ``sequence``: a method out of the negotiation's order, on a channel
+that is not open (or over channel_max, or opened twice), a second synchronous request before the reply, a reply
+to no request, a method after the connection closed. Its reply code is the one the spec gives
 (``command-invalid``, ``channel-error``), its rule the grammar production the method breaks (``open-connection``,
 ``open-channel``) or the spec's rule (``channel.open.state``).
 
@@ -41,7 +41,9 @@ class Sequence:
 
     def method(self, direction: int, f: Frame, reported: bool) -> None:
         """A decoded method frame; ``reported``: the checker found a violation in it already."""
-        found = self.observer.frame(direction, f.decoded, (f.meta, reported), f.meta)
+        # ``at``: the capture's timestamp, not the packet's number: two directions' packets may be captured out of
+        # order, their timestamps still say which came first
+        found = self.observer.frame(direction, f.decoded, (f.meta, reported), f.meta[2])
         if found:
             self._report(found)
 
