@@ -29,6 +29,8 @@ body-size           unexpected-frame    body frames that do not add up to the he
 content-interleaved unexpected-frame    another frame on the channel inside a content
 unexpected-content  unexpected-frame    a header or body frame with no content method before it
 protocol-header     (none)              the client's protocol header is not the spec's
+sequence            command-invalid,    a method the connection's state does not allow, by the
+                    channel-error       generated engine's Observer (sequence.py)
 ==================  ==================  ====================================================
 """
 
