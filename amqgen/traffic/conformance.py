@@ -150,7 +150,7 @@ class Checker:
         self._conn_classes = codec.facts.connection_classes
         self._replies = codec.replies
         self._reply_error = codec.exceptions.ReplyError
-        self.sequence = Sequence(self)  # order and state, by the generated engine (sequence.py)
+        self.sequence = Sequence(codec, self.violation)  # order and state, by the generated engine (sequence.py)
 
     # -- reporting ---------------------------------------------------------------------------
     def violation(self, direction: int, channel: int | None, meta: Meta, kind: str, detail: str,

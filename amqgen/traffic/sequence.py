@@ -17,13 +17,15 @@ reported a violation for gives no sequence row (the observer still takes it in, 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
+from .codec import Codec
+from .framing import Frame
 from .reassembly import Meta
 
-if TYPE_CHECKING:
-    from .conformance import Checker
-    from .framing import Frame
+#: the checker's ``violation(direction, channel, meta, kind, detail, method, rule, code)``
+Report = Callable[[int, int | None, Meta, str, str, str | None, str | None, int | None], None]
 
 KIND = "sequence"
 #: the observer's kinds that are about order and state (its others are the conformance checker's)
@@ -32,12 +34,12 @@ _SENDER = {"client": 0, "server": 1}
 
 
 class Sequence:
-    """One connection's sequence checks, reporting into ``checker.violations``."""
+    """One connection's sequence checks, reported through the checker's ``violation``."""
 
-    def __init__(self, checker: Checker) -> None:
-        engine: Any = importlib.import_module(f"{checker.codec.facts.package}.engine")
+    def __init__(self, codec: Codec, report: Report) -> None:
+        engine: Any = importlib.import_module(f"{codec.facts.package}.engine")
         self.observer = engine.Observer(contents=False)
-        self.checker = checker
+        self.report = report
 
     def method(self, direction: int, f: Frame, reported: bool) -> None:
         """A decoded method frame; ``reported``: the checker found a violation in it already."""
@@ -63,5 +65,5 @@ class Sequence:
             e = o.error
             if reported or e.kind not in _REPORTED:
                 continue
-            self.checker.violation(_SENDER[o.sender], e.channel if o.method else None, meta, KIND, e.reply_text,
+            self.report(_SENDER[o.sender], e.channel if o.method else None, meta, KIND, e.reply_text,
                                    o.method, e.rule, e.reply_code)
