@@ -40,17 +40,19 @@ class Sequence:
         engine: Any = importlib.import_module(f"{codec.facts.package}.engine")
         self.observer = engine.Observer(contents=False)
         self.report = report
+        self._frame = self.observer.frame
 
     def method(self, direction: int, f: Frame, reported: bool) -> None:
         """A decoded method frame; ``reported``: the checker found a violation in it already."""
-        # ``at``: the capture's timestamp, not the packet's number: two directions' packets may be captured out of
-        # order, their timestamps still say which came first
-        found = self.observer.frame(direction, f.decoded, (f.meta, reported), f.meta[2])
+        # the tag: the frame's packet, or None where the checker reported it already; ``at``: the capture's
+        # timestamp, not the packet's number (two directions' packets may be captured out of order, their
+        # timestamps still say which came first)
+        found = self._frame(direction, f.decoded, None if reported else f.meta, f.meta[2])
         if found:
             self._report(found)
 
     def protocol_header(self, direction: int, header: bytes, meta: Meta, reported: bool) -> None:
-        found = self.observer.protocol_header(direction, header, (meta, reported))
+        found = self.observer.protocol_header(direction, header, None if reported else meta)
         if found:
             self._report(found)
 
@@ -61,9 +63,8 @@ class Sequence:
 
     def _report(self, found: Any) -> None:
         for o in found:
-            meta, reported = o.tag
-            e = o.error
-            if reported or e.kind not in _REPORTED:
+            meta, e = o.tag, o.error
+            if meta is None or e.kind not in _REPORTED:
                 continue
-            self.report(_SENDER[o.sender], e.channel if o.method else None, meta, KIND, e.reply_text,
-                                   o.method, e.rule, e.reply_code)
+            self.report(_SENDER[o.sender], e.channel if o.method else None, meta, KIND, e.reply_text, o.method,
+                        e.rule, e.reply_code)
