@@ -12,7 +12,9 @@ heartbeats on channel 0, every other class on a channel above 0):
   negotiation, and its no-wait field;
 - the connection's negotiation in order (the ``open-connection`` production where there is one, else the
   connection class's requests in index order): who sends each step and whether it may repeat (``secure``);
-- each kind of violation with the reply code the spec gives it (``frame-error``, ``command-invalid``, ...).
+- each kind of violation with the reply code the spec gives it (``frame-error``, ``command-invalid``, ...);
+- per method, the grammar production that writes it (``open-connection``, ``open-channel``, ``exchange``), which a
+  sequence violation names as the rule it breaks.
 
 Disagreements between the grammar and the ``<response>`` elements are listed in ``conflicts`` (none in the
 specs bundled or in Debian's amqp-specs).
@@ -48,6 +50,7 @@ class MethodBehaviour:
     closes: Literal["connection", "channel"] | None  # close and close-ok
     negotiation: bool  # part of the connection's negotiation (before it is open)
     no_wait: str | None  # the bit field that asks for no reply ("no-wait", "nowait")
+    production: str | None = None  # the grammar production that writes it ("open-connection"), for violations
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,19 @@ def _terminals_in_order(expr: GrammarExpr, defs: dict[str, Production], repeated
         return _terminals_in_order(expr.item, defs, repeated or expr.max != 1, seen)
     if expr.name in defs and expr.name not in seen:
         return _terminals_in_order(defs[expr.name].expr, defs, repeated, seen | {expr.name})
+    return []
+
+
+def _terminals(expr: GrammarExpr) -> list[Terminal]:
+    """Every terminal an expression writes itself, each option of a choice included."""
+    if isinstance(expr, Terminal):
+        return [expr]
+    if isinstance(expr, Sequence):
+        return [t for x in expr.items for t in _terminals(x)]
+    if isinstance(expr, Choice):
+        return [t for x in expr.options for t in _terminals(x)]
+    if isinstance(expr, Repeat):
+        return _terminals(expr.item)
     return []
 
 
@@ -181,6 +197,13 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
         for r in reps:
             answers.setdefault(r, []).append(req)
 
+    # the first production (in the spec's order) whose own expression names the method
+    written: dict[str, str] = {}
+    for c in spec.classes:
+        for p in c.productions:
+            for t in _terminals(p.expr):
+                if t.method:
+                    written.setdefault(t.method, p.name)
     negotiation = _negotiation(spec, productions)
     in_negotiation = {s.method for s in negotiation if s.method}
     senders: dict[str, tuple[Role, ...]] = {
@@ -200,7 +223,8 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
             method=m.full_name, key=m.class_index << 16 | m.index, senders=senders[m.direction],
             channel="zero" if cls == CONNECTION_CLASS else "nonzero", synchronous=m.synchronous,
             replies=replies[m.full_name], answers=tuple(answers.get(m.full_name, ())), content=m.content,
-            opens=opens, closes=closes, negotiation=m.full_name in in_negotiation, no_wait=_no_wait(m)))
+            opens=opens, closes=closes, negotiation=m.full_name in in_negotiation, no_wait=_no_wait(m),
+            production=written.get(m.full_name)))
     constants = {c.name: c for c in spec.constants}
     violations = []
     for kind, names, hard, what in VIOLATIONS:

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -127,9 +128,17 @@ def test_specs_without_grammars_load_and_plan_the_same_negotiation() -> None:
                      ("server", "connection.tune", False), ("client", "connection.tune-ok", False),
                      ("client", "connection.open", False), ("server", "connection.open-ok", False)]
     assert a.negotiation == b.negotiation
-    # the same per-method facts either way (the grammar only cross-checks them) but the flag the file lost
-    differ = [(x.method, x.synchronous, y.synchronous) for x, y in zip(a.methods, b.methods, strict=True) if x != y]
+    # the same per-method facts either way (the grammar only cross-checks them) but the flag the file lost, and
+    # the grammar production that writes each method, which only the grammar gives
+    differ = [(x.method, x.synchronous, y.synchronous) for x, y in zip(a.methods, b.methods, strict=True)
+              if x != replace(y, production=None)]
     assert differ == [("basic.recover", False, True)]
+    assert all(x.production is None for x in a.methods)
+    written = {y.method: y.production for y in b.methods}
+    assert (written["connection.start"], written["connection.secure-ok"], written["connection.close-ok"]) == (
+        "open-connection", "challenge", "close-connection")
+    assert (written["channel.open-ok"], written["channel.flow"], written["exchange.delete-ok"]) == (
+        "open-channel", "use-channel", "exchange")
 
 
 def test_grammar_pairs_and_responses_disagree_only_where_the_files_do() -> None:

@@ -29,6 +29,8 @@ body-size           unexpected-frame    body frames that do not add up to the he
 content-interleaved unexpected-frame    another frame on the channel inside a content
 unexpected-content  unexpected-frame    a header or body frame with no content method before it
 protocol-header     (none)              the client's protocol header is not the spec's
+sequence            command-invalid,    a method the connection's state does not allow, by the
+                    channel-error       generated engine's Observer (sequence.py)
 ==================  ==================  ====================================================
 """
 
@@ -41,6 +43,8 @@ from typing import Any
 from .codec import Codec
 from .framing import Frame
 from .reassembly import Meta
+from .sequence import KIND as SEQUENCE
+from .sequence import Sequence
 
 C2S, S2C = "client-to-server", "server-to-client"
 CLIENT, SERVER = 0, 1  # index of a direction in per-direction pairs
@@ -63,7 +67,7 @@ REPLY_CONSTANT = {
     "content-interleaved": "unexpected-frame",
     "unexpected-content": "unexpected-frame",
 }
-VIOLATION_KINDS = (*REPLY_CONSTANT, "assert", "protocol-header")
+VIOLATION_KINDS = (*REPLY_CONSTANT, "assert", "protocol-header", SEQUENCE)
 
 #: The codec's decode errors that a framing check already reports under its own kind.
 _ERROR_KIND = {
@@ -146,6 +150,7 @@ class Checker:
         self._conn_classes = codec.facts.connection_classes
         self._replies = codec.replies
         self._reply_error = codec.exceptions.ReplyError
+        self.sequence = Sequence(codec, self.violation)  # order and state, by the generated engine (sequence.py)
 
     # -- reporting ---------------------------------------------------------------------------
     def violation(self, direction: int, channel: int | None, meta: Meta, kind: str, detail: str,
@@ -158,14 +163,17 @@ class Checker:
         self.violations.append(Violation((C2S, S2C)[direction], channel, meta, kind, code, name, rule, method, detail))
 
     def protocol_header(self, direction: int, header: bytes, meta: Meta) -> None:
+        seen = len(self.violations)
         if direction == CLIENT and header != self.codec.protocol_header:
             self.violation(direction, None, meta, "protocol-header",
                            f"the client sent {_header_text(header)}; {self.codec.facts.spec_name} is "
                            f"{_header_text(self.codec.protocol_header)} (decode with the matching --spec)")
+        self.sequence.protocol_header(direction, header, meta, len(self.violations) > seen)
 
     # -- frames ------------------------------------------------------------------------------
     def frame(self, direction: int, f: Frame) -> None:
         ch = f.channel
+        seen = len(self.violations)
         if f.error is not None:
             kind = _ERROR_KIND.get(f.error_kind or "", "malformed")
             if f.ftype == self._heartbeat and ch:
@@ -185,6 +193,7 @@ class Checker:
         ftype = f.ftype
         if ftype == self._method:
             self._on_method(direction, ch, f.decoded[1], f.meta)
+            self.sequence.method(direction, f, len(self.violations) > seen)
         elif ftype == self._header:
             self._on_header(direction, ch, f.decoded, f.meta)
         elif ftype == self._body:
@@ -302,6 +311,7 @@ class Checker:
 
     def end(self) -> None:
         """The capture ends: contents still open are messages that did not complete."""
+        self.sequence.end()
         for (direction, ch), content in sorted(self._contents.items(), key=lambda kv: kv[0]):
             self.messages.append(Message((C2S, S2C)[direction], ch, content, False))
         self._contents.clear()

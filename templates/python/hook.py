@@ -483,9 +483,13 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     engine_keys = {naming.constant(n): keys[n] for n in (
         "connection.tune", "connection.tune-ok", "connection.close", "connection.close-ok", "channel.open",
         "channel.close", "channel.close-ok", "channel.flow", "channel.flow-ok") if n in keys}
+    # the rule a second channel.open on an open channel breaks (0-9-1's channel.open "state", channel-error)
+    reopen_rule = next((r.id for r in spec.all_rules() if r.parent == "channel.open" and r.on_failure == "channel-error"),
+                       None)
     return {
         "py_keys": keys,
         "py_engine_keys": engine_keys,
+        "py_engine_reopen_rule": reopen_rule,
         "py": {
             "methods": methods,
             "properties": props,
