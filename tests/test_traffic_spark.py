@@ -221,19 +221,19 @@ def test_verbose_shows_what_spark_says(tmp: Any) -> None:
     assert "amqgen traffic: decoding" in proc.stderr
 
 
-def test_connections_are_routed_to_their_task_exactly(spark: Any) -> None:
-    """The route values make `repartition(bins, "route")` place each row on the partition chosen for it."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
+def test_each_task_decodes_the_connections_dealt_to_it(local_out: Path) -> None:
+    """Connections are dealt to 2 tasks per core by size (packets), and each task's file holds exactly
+    its connections: recomputed here from the connections dataset's packet counts."""
+    from amqgen.traffic.job import balance
 
-    from amqgen.traffic.job import routes
-
-    for bins in (1, 3, 8, 24):
-        route = routes(spark, bins)
-        want = [b for b in range(bins) for _ in range(3)]
-        df = spark.createDataFrame(pa.table({"want": want, "route": [route[b] for b in want]}))
-        got = df.repartition(bins, "route").select("want", F.spark_partition_id().alias("p")).collect()
-        assert sorted((r["want"], r["p"]) for r in got) == sorted((b, b) for b in want), bins
+    conns = table(local_out, "connections")
+    key = {c["connection"]: "|".join(sorted((c["client"], c["server"]))) for c in conns}
+    sizes = {key[c["connection"]]: c["packets"] for c in conns}
+    deal = balance(sizes, min(len(sizes), 2 * 2))  # local[2]
+    want = {frozenset(k for k, b in deal.items() if b == i) for i in set(deal.values())}
+    files = sorted((local_out / "frames").glob("*.parquet"))
+    got = {frozenset(key[c] for c in pq.read_table(f, columns=["connection"]).column(0).to_pylist()) for f in files}
+    assert len(sizes) >= 4 and len(files) == len(want) and got == want
 
 
 # -- the report page ---------------------------------------------------------------------------------------

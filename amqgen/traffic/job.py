@@ -2,86 +2,78 @@
 
 1. The driver finds the capture files, inflates gzip ones into the staging directory, and indexes
    every file into parts of whole records (:mod:`capture`).
-2. ``spark.range`` gives one single-row partition per part; ``mapInArrow`` indexes the part on an
-   executor (:mod:`index`): one row per connection found in it, holding that connection's packets
-   in the part (numbers, times, sequence numbers, flags, where each payload lies in the file) but no
-   payload octets.
-3. Those rows are repartitioned by connection and sorted by capture order (file, first packet), so
-   one task sees each connection whole and in order. Spark moves a few rows per part, not the
-   capture: the shuffle costs next to nothing whatever the traffic.
-4. ``mapInArrow`` runs :class:`session.Connection` over each connection: it reads the payloads from
+2. One task per part indexes it (:mod:`index`): one record per connection found in it, holding that
+   connection's packets in the part (numbers, times, sequence numbers, flags, where each payload lies
+   in the file) but no payload octets. The index is kept (memory, else disk) for two passes.
+3. The first pass adds up each connection's packets; the driver deals the connections to twice as
+   many decode tasks as there are cores, by size, and the second pass moves each record to its task,
+   sorted by connection and capture order (file, first packet), so one task sees each connection
+   whole and in order. Spark moves a few records per part, not the capture.
+4. Each decode task runs :class:`session.Connection` over its connections: it reads the payloads from
    the capture file by offset, reassembles, frames, decodes with the codec rendered from ``--spec``
    (shipped to the executors as a zip), checks, and writes the four datasets as Parquet files of its
-   own (:mod:`output`). Its result is one small row per file written and one with its summary.
+   own (:mod:`output`). Its result is one small record per file written and one with its summary.
 5. The driver keeps the files the successful attempts name, in partition order, and merges the
-   summaries. Frames and messages never pass through the JVM: no Arrow-to-row conversion, no cache.
+   summaries. Frames and messages never pass through the JVM.
+
+Spark's RDD API carries it: every record is made and read by Python, so Spark's SQL planner and code
+generation would only add start-up time.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import os
 import py_compile
 import re
 import sys
 import threading
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-import pyarrow as pa
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark import RDD, StorageLevel
+from pyspark.sql import SparkSession
 
 from . import capture, index, output
 from .codec import SpecFacts, load
 from .jvm import ClassArchive
 from .session import Options, Rows, decode_sorted
 
-INDEX_DDL = "conn string, file_rank int, first_packet long, packets long, blob binary"
-_INDEX_SCHEMA = pa.schema([("conn", pa.string()), ("file_rank", pa.int32()), ("first_packet", pa.int64()),
-                           ("packets", pa.int64()), ("blob", pa.binary())])
-RESULT_DDL = "dataset string, path string, partition int, rows long, summary string"
-_RESULT_SCHEMA = pa.schema([("dataset", pa.string()), ("path", pa.string()), ("partition", pa.int32()),
-                            ("rows", pa.int64()), ("summary", pa.string())])
 #: Rows a task holds before it appends them to its Parquet files (one row group each time).
 _FLUSH = 65536
 
+#: An index record: (connection key, file rank, the part's first packet) -> (packets, blob).
+IndexRecord = tuple[tuple[str, int, int], tuple[int, bytes]]
+#: A decode task's result: (partition, dataset or None, file path or None, rows, summary JSON or None).
+Result = tuple[int, str | None, str | None, int, str | None]
+
 
 # -- stage 2: indexing capture parts ---------------------------------------------------------------
-def index_parts(parts: list[capture.Part]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over ``spark.range(len(parts))``: each row names a part; yield one row per connection."""
+def index_parts(parts: list[capture.Part]) -> Callable[[Iterable[int]], Iterator[IndexRecord]]:
+    """Over the part numbers: one record per connection found in each part."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                part = parts[i]
-                pairs = index.by_connection(index.part_index(part))
-                if pairs:
-                    n = len(pairs)
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.array([k for k, _ in pairs], pa.string()), pa.array([part.file_rank] * n, pa.int32()),
-                         pa.array([part.first_packet] * n, pa.int64()),
-                         pa.array([index.blob_packets(b) for _, b in pairs], pa.int64()),
-                         pa.array([b for _, b in pairs], pa.binary())],
-                        schema=_INDEX_SCHEMA)
+    def run(numbers: Iterable[int]) -> Iterator[IndexRecord]:
+        for i in numbers:
+            part = parts[i]
+            for key, blob in index.by_connection(index.part_index(part)):
+                yield (key, part.file_rank, part.first_packet), (index.blob_packets(blob), blob)
 
     return run
 
 
 # -- stage 4: connections -> Parquet files ---------------------------------------------------------
 def decode_partition(facts: SpecFacts, options: Options, files: list[str], paths: list[str],
-                     directory: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def keyed(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[str, capture.Segment]]:
-        for batch in batches:
-            for key, blob in zip(batch.column("conn").to_pylist(), batch.column("blob").to_pylist(), strict=True):
-                for seg in index.segments([blob], paths):
-                    yield key, seg
+                     directory: str) -> Callable[[Iterable[IndexRecord]], Iterator[Result]]:
+    def keyed(records: Iterable[IndexRecord]) -> Iterator[tuple[str, capture.Segment]]:
+        for (key, _, _), (_, blob) in records:
+            for seg in index.segments([blob], paths):
+                yield key, seg
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(records: Iterable[IndexRecord]) -> Iterator[Result]:
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
@@ -89,13 +81,11 @@ def decode_partition(facts: SpecFacts, options: Options, files: list[str], paths
         tag = f"{partition:05d}-{ctx.taskAttemptId() if ctx else 0}"
         out = output.TaskOutput(Path(directory), tag)
         rows = Rows()
-        for full in decode_sorted(load(facts), options, files, keyed(batches), rows, _FLUSH):
+        for full in decode_sorted(load(facts), options, files, keyed(records), rows, _FLUSH):
             out.write(full)
-        written = out.close()
-        yield pa.RecordBatch.from_pylist(
-            [{"dataset": k, "path": p, "partition": partition, "rows": n, "summary": None} for k, p, n in written]
-            + [{"dataset": None, "path": None, "partition": partition, "rows": None,
-                "summary": out.summary.to_json()}], schema=_RESULT_SCHEMA)
+        for kind, path, n in out.close():
+            yield partition, kind, path, n, None
+        yield partition, None, None, 0, out.summary.to_json()
 
     return run
 
@@ -182,12 +172,7 @@ def spark_session(master: str | None, conf: dict[str, str], verbose: bool = Fals
          .config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "true")
          .config("spark.pyspark.python", sys.executable)
-         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-         # the index rows are few and small: Spark must not merge the connections' partitions into one
-         .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
-         # an index row holds a part's packets of one connection (up to a few MB): a few rows per Arrow
-         # batch keep a Python worker's memory bounded by the part size, not by the capture
-         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4"))
+         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
     local = not master or master.startswith("local")
     archive = ClassArchive.for_this_install()
     java = archive.options()
@@ -258,60 +243,43 @@ def balance(sizes: dict[str, int], bins: int) -> dict[str, int]:
     return {k: rank[b] for k, b in out.items()}
 
 
-def routes(spark: SparkSession, bins: int) -> list[int]:
-    """For each partition number 0..bins-1, a value that ``repartition(bins, col)`` sends there:
-    Spark places a row by pmod(murmur3 hash, bins), so the values are found by asking Spark."""
-    found: dict[int, int] = {}
-    limit = 64 * bins
-    while len(found) < bins:
-        for r in spark.range(0, limit).select("id", F.expr(f"pmod(hash(id), {bins})").alias("p")).collect():
-            found.setdefault(r["p"], r["id"])
-        limit *= 4
-    return [found[b] for b in range(bins)]
-
-
 def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
-           directory: Path) -> tuple[DataFrame | None, DataFrame]:
-    """The job: (its result rows, which name the files each task wrote under ``directory`` and carry
-    the tasks' summaries, or None when no part holds a TCP packet; the persisted index, for the
-    caller to release)."""
-    # One single-row partition per part: spark.range splits 0..n-1 evenly, so part i is task i.
-    # (A pyspark.sql.datasource reader does the same, at the cost of two Python planner
-    # processes on the driver before the first task runs: 2-6 s measured here.)
+           directory: Path) -> tuple[RDD[Result] | None, RDD[IndexRecord]]:
+    """The job: (its results, which name the files each task wrote under ``directory`` and carry the
+    tasks' summaries, or None when no part holds a TCP packet; the persisted index, for the caller to
+    release).
+
+    Spark's RDD API, not its SQL: every row here is made and read by Python, and the rows are few (a
+    part's packets of one connection each), so Spark's planner and code generation would only add
+    start-up time (about a second and a half of CPU on each run, measured)."""
+    sc = spark.sparkContext
+    # One part per partition: the index tasks are as many as the parts.
     n_parts = len(plan.parts)
-    indexed = spark.range(0, n_parts, 1, n_parts).mapInArrow(index_parts(plan.parts), INDEX_DDL)
+    indexed = sc.parallelize(range(n_parts), n_parts).mapPartitions(index_parts(plan.parts))
     indexed = indexed.persist(StorageLevel.MEMORY_AND_DISK)
-    # A task decodes whole connections, so the connections are the parallelism: they are dealt to
-    # twice as many tasks as there are cores, by size, and each task's rows are routed to it exactly
-    # (hashing the keys instead left some tasks with three connections and others with none).
-    spark.conf.set("spark.sql.shuffle.partitions", str(spark.sparkContext.defaultParallelism))  # a few rows
-    spark.sparkContext.setJobDescription("amqgen traffic: index the parts, size the connections")
-    sizes = {r["conn"]: r["n"] for r in indexed.groupBy("conn").agg(F.sum("packets").alias("n")).collect()}
+    sc.setJobDescription("amqgen traffic: index the parts, size the connections")
+    cores = sc.defaultParallelism
+    sizes = dict(indexed.map(lambda r: (r[0][0], r[1][0])).reduceByKey(operator.add, min(cores, n_parts)).collect())
     if not sizes:
         return None, indexed
-    bins = min(len(sizes), 2 * spark.sparkContext.defaultParallelism)
-    spark.sparkContext.setJobDescription("amqgen traffic: route values")
-    route = routes(spark, bins)
-    placed = sorted(balance(sizes, bins).items())
-    # from an Arrow table: a local relation (a Python list would be parallelised as Python tasks)
-    assigned = spark.createDataFrame(pa.table({"conn": pa.array([k for k, _ in placed], pa.string()),
-                                               "route": pa.array([route[b] for _, b in placed], pa.int64())}))
-    ordered = (indexed.join(F.broadcast(assigned), "conn").repartition(bins, "route")
-               .sortWithinPartitions("conn", "file_rank", "first_packet"))
-    result = ordered.mapInArrow(decode_partition(facts, options, plan.files, plan.paths, str(directory)), RESULT_DDL)
+    # A task decodes whole connections, so the connections are the parallelism: they are dealt to
+    # twice as many tasks as there are cores, by size, and each record goes to its task by that deal
+    # (hashing the keys instead left some tasks with three connections and others with none).
+    bins = min(len(sizes), 2 * cores)
+    deal = balance(sizes, bins)
+    ordered = indexed.repartitionAndSortWithinPartitions(bins, lambda key: deal[key[0]])
+    sc.setJobDescription("amqgen traffic: decode")
+    result = ordered.mapPartitions(decode_partition(facts, options, plan.files, plan.paths, str(directory)))
     return result, indexed
 
 
-def collect(result: DataFrame | None, target: Path) -> dict[str, Any]:
+def collect(result: RDD[Result] | None, target: Path) -> dict[str, Any]:
     """Run the job, keep the files its successful tasks wrote (in partition order) under ``target``,
     and return the merged summary."""
-    if result is not None:
-        result.sparkSession.sparkContext.setJobDescription("amqgen traffic: decode")
     rows = result.collect() if result is not None else []
-    written = sorted(((r["partition"], r["dataset"], r["path"], r["rows"]) for r in rows if r["dataset"]),
-                     key=lambda t: (t[0], t[1]))
-    output.commit([(k, p, n) for _, k, p, n in written], target)
-    return output.merge(r["summary"] for r in rows if r["summary"] is not None)
+    written = sorted((partition, kind, path, n) for partition, kind, path, n, _ in rows if kind is not None)
+    output.commit([(kind, path, n) for _, kind, path, n in written if path is not None], target)
+    return output.merge(summary for *_, summary in rows if summary is not None)
 
 
 # -- the whole run ---------------------------------------------------------------------------------
