@@ -175,16 +175,21 @@ def spark_session(master: str | None, conf: dict[str, str], verbose: bool = Fals
          .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable))
     local = not master or master.startswith("local")
     archive = ClassArchive.for_this_install()
-    java = archive.options()
+    # The driver JVM only schedules and moves a few records (the work is Python's): C1-compiled code is
+    # enough, and C2's compiler threads would take CPU from the Python workers, which in local mode, or
+    # on a cluster sharing the driver's machine, run beside it.
+    java = ["-XX:TieredStopAtLevel=1", *archive.options()]
     if local:
-        # The driver is the executor here, and its JVM only schedules: C1-compiled code is enough,
-        # and C2's compiler threads would take a core from the Python workers.
-        b = b.config("spark.driver.memory", "2g")
-        java = ["-XX:TieredStopAtLevel=1", *java]
+        b = b.config("spark.driver.memory", "2g")  # the driver is the executor here
     quiet = not verbose and not _user_log4j(conf)
     if quiet:
         java.append(f"-Dlog4j2.configurationFile={_LOG4J.as_uri()}")
     b = b.config("spark.driver.extraJavaOptions", " ".join(java))
+    if not local:
+        # Executors only schedule and move a few records here (the work is in their Python workers):
+        # C1 code and the driver's class archive, where it fits, make them start on less CPU.
+        b = b.config("spark.executor.extraJavaOptions",
+                     " ".join(["-XX:TieredStopAtLevel=1", *archive.executor_options()]))
     for k, v in conf.items():  # a --conf spark.driver.extraJavaOptions=... replaces all of the above
         b = b.config(k, v)
     if quiet:
@@ -253,12 +258,13 @@ def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
     part's packets of one connection each), so Spark's planner and code generation would only add
     start-up time (about a second and a half of CPU on each run, measured)."""
     sc = spark.sparkContext
-    # One part per partition: the index tasks are as many as the parts.
     n_parts = len(plan.parts)
-    indexed = sc.parallelize(range(n_parts), n_parts).mapPartitions(index_parts(plan.parts))
+    cores = sc.defaultParallelism
+    # Four index tasks per core (each reads its parts one at a time, so its memory stays that of one
+    # part): on 1 GB, 8 tasks of 7-8 parts took 1.8-2.2 s where 60 of one part took 4.6-5.2 s.
+    indexed = sc.parallelize(range(n_parts), min(n_parts, 4 * cores)).mapPartitions(index_parts(plan.parts))
     indexed = indexed.persist(StorageLevel.MEMORY_AND_DISK)
     sc.setJobDescription("amqgen traffic: index the parts, size the connections")
-    cores = sc.defaultParallelism
     sizes = dict(indexed.map(lambda r: (r[0][0], r[1][0])).reduceByKey(operator.add, min(cores, n_parts)).collect())
     if not sizes:
         return None, indexed
@@ -299,6 +305,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
     import shutil
     import tempfile
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
     from . import inputs
     from .codec import package_name, render_codec, spec_facts
@@ -312,22 +319,29 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     target = staging / "out"
+    # Spark starts (a JVM, a second or more) while this process indexes the inputs and renders the
+    # codec; a failure on either side is reported once both have finished.
+    ours = SparkSession.getActiveSession() is None  # a session the caller started is the caller's to stop
+    progress(f"amqgen traffic: starting Spark ({master or 'local[*]'}); indexing {len(captures)} input(s)")
+    pool = ThreadPoolExecutor(1, thread_name_prefix="amqgen-spark-start")
+    starting = pool.submit(spark_session, master, conf, verbose)
+    pool.shutdown(wait=False)
+    spark: SparkSession | None = None
     try:
-        progress(f"amqgen traffic: indexing {len(captures)} input(s)")
-        plan_in = inputs.prepare(captures, staging / "work", part_size)
-        for line in plan_in.problems:
-            progress(line)
-        if not plan_in.parts:
-            raise TrafficError("no capture could be read" + ("" if plan_in.problems else " (no input files)"))
-        progress(f"amqgen traffic: {len(plan_in.files)} file(s), {plan_in.packets} packets, "
-                 f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.title} codec")
-        package = package_name(spec)
-        codec_root = staging / "work" / "codec"
-        render_codec(spec, codec_root)
-        facts = spec_facts(spec, package)
-        progress(f"amqgen traffic: starting Spark ({master or 'local[*]'})")
-        ours = SparkSession.getActiveSession() is None  # a session the caller started is the caller's to stop
-        spark = spark_session(master, conf, verbose)
+        try:
+            plan_in = inputs.prepare(captures, staging / "work", part_size)
+            for line in plan_in.problems:
+                progress(line)
+            if not plan_in.parts:
+                raise TrafficError("no capture could be read" + ("" if plan_in.problems else " (no input files)"))
+            progress(f"amqgen traffic: {len(plan_in.files)} file(s), {plan_in.packets} packets, "
+                     f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.title} codec")
+            package = package_name(spec)
+            codec_root = staging / "work" / "codec"
+            render_codec(spec, codec_root)
+            facts = spec_facts(spec, package)
+        finally:
+            spark = starting.result()
         ship(spark, codec_root, package, staging / "work")
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: decoding")
@@ -350,8 +364,6 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
             "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,
             "seconds": round(time.monotonic() - started, 3),
         })
-        if ours:  # the application ends here (its event log says so), not when the JVM exits
-            spark.stop()
         (target / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
         if out.exists():
             if not (out / "summary.json").is_file():
@@ -360,4 +372,6 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         os.replace(target, out)
         return summary
     finally:
+        if ours and spark is not None:  # the application ends here (its event log says so), not at the JVM's exit
+            spark.stop()
         shutil.rmtree(staging, ignore_errors=True)

@@ -55,6 +55,14 @@ class ClassArchive:
         self.dumping = True
         return [*quiet, f"-XX:ArchiveClassesAtExit={self.pending}"]
 
+    def executor_options(self) -> list[str]:
+        """For executor JVMs: the archive when one is whole (never the option that writes one: every
+        executor would dump to the same file). A JVM on another host, where the file is not, or
+        whose class path does not match it, runs without it and says nothing."""
+        if not self.final.is_file():
+            return []
+        return ["-Xlog:cds=off", "-Xlog:cds+dynamic=off", f"-XX:SharedArchiveFile={self.final}"]
+
     def started(self, spark: Any) -> None:
         """``spark``: the SparkSession this run started (a py4j view of its JVM is all this reads)."""
         # note which JVM writes the pending archive, so that a later run knows when it is whole
