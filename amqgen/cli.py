@@ -509,15 +509,16 @@ def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: SpecChoice, 
     """Decode AMQP captures (pcap, pcapng, gzip; files or directories) into Parquet datasets under DIR:
     frames, messages, connections, violations, and summary.json."""
     from .errors import UsageError
-    from .traffic import POLICIES, traffic_run
+    from .traffic import POLICIES, traffic_run, traffic_start
 
     if policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     conf = _parse_options(conf_pairs, None)
+    starting = traffic_start(out, master, conf, verbose)  # Spark's JVM starts while the spec is read
     spec = _load(spec_arg, strict)
     _warn_count(spec)
     problems = traffic_run(list(captures), out, spec, master=master, ports=ports, policy=policy, bodies=bodies,
-                           split_size=split_mb << 20, conf=conf, verbose=verbose)
+                           split_size=split_mb << 20, conf=conf, verbose=verbose, starting=starting)
     if problems:
         click.echo(f"amqgen traffic: {problems} input(s) skipped or damaged (listed above); {out} holds the rest",
                    err=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from ..errors import AmqgenError, UsageError
 from ..model import Spec
@@ -39,14 +40,29 @@ def _java_home() -> bool:
     return home is not None and Path(home, "bin", "java").exists()
 
 
+def traffic_start(out: Path, master: str | None, conf: dict[str, str], verbose: bool = False) -> Any:
+    """Check what the run needs (PySpark, Java, a usable ``out``) and start Spark in the background, so
+    that its JVM starts while the caller reads the spec; :func:`traffic_run` takes what this returns."""
+    _requirements()
+    _check_out(out)
+    from . import job
+
+    return job.start(master, conf, verbose)
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").is_file())):
+        raise UsageError(f"{out} exists and is not an amqgen traffic output directory; choose another --out")
+
+
 def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | None, ports: tuple[int, ...],
-                policy: str, bodies: bool, split_size: int, conf: dict[str, str], verbose: bool = False) -> int:
+                policy: str, bodies: bool, split_size: int, conf: dict[str, str], verbose: bool = False,
+                starting: Any = None) -> int:
     """Run the job, print the summary table; return how many inputs were skipped or damaged."""
     import click
 
     _requirements()
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").is_file())):
-        raise UsageError(f"{out} exists and is not an amqgen traffic output directory; choose another --out")
+    _check_out(out)
     from . import job, summary
     from .session import Options
 
@@ -57,7 +73,7 @@ def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | No
 
     try:
         result = job.run(captures, out, spec, master=master, options=options, part_size=split_size, conf=conf,
-                         progress=progress, verbose=verbose)
+                         progress=progress, verbose=verbose, starting=starting)
     except job.TrafficError as e:
         raise AmqgenError(f"amqgen traffic: {e}") from None
     except Exception as e:

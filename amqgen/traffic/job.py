@@ -31,6 +31,7 @@ import sys
 import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -302,19 +303,47 @@ class TrafficError(Exception):
     """The run could not produce an output directory (nothing readable, or Spark failed)."""
 
 
+@dataclass
+class Starting:
+    """A SparkSession on its way (started in a thread), and whether this run started it."""
+
+    future: Future[SparkSession]
+    ours: bool  # False: getOrCreate returns a session the caller made, the caller's to stop
+
+
+def start(master: str | None, conf: dict[str, str], verbose: bool = False) -> Starting:
+    """Start Spark in the background: the JVM starts while the caller goes on (reads the spec, indexes)."""
+    ours = SparkSession.getActiveSession() is None
+    future: Future[SparkSession] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(spark_session(master, conf, verbose))
+        except BaseException as e:  # noqa: BLE001 -- handed to whoever waits for the session
+            future.set_exception(e)
+
+    # a daemon thread: a caller that fails first (a bad spec) exits at once, and its JVM with it
+    threading.Thread(target=run, name="amqgen-spark-start", daemon=True).start()
+    return Starting(future, ours)
+
+
 def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None, options: Options | None = None,
         part_size: int = 16 << 20, conf: dict[str, str] | None = None,
-        progress: Callable[[str], None] = print, verbose: bool = False) -> dict[str, Any]:
-    return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress, verbose)
+        progress: Callable[[str], None] = print, verbose: bool = False,
+        starting: Starting | None = None) -> dict[str, Any]:
+    """Decode ``captures`` into ``out``; return the summary. ``starting``: Spark already on its way
+    (:func:`start`, with the same master and conf), else it is started here."""
+    return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress, verbose,
+                starting)
 
 
 def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options: Options, part_size: int,
-         conf: dict[str, str], say: Callable[[str], None], verbose: bool) -> dict[str, Any]:
+         conf: dict[str, str], say: Callable[[str], None], verbose: bool,
+         starting: Starting | None) -> dict[str, Any]:
     """Decode ``captures`` into ``out``; return the summary. ``out`` appears whole or not at all."""
     import shutil
     import tempfile
     import time
-    from concurrent.futures import ThreadPoolExecutor
 
     from . import inputs
     from .codec import package_name, render_codec, spec_facts
@@ -329,12 +358,11 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     target = staging / "out"
     # Spark starts (a JVM, a second or more) while this process indexes the inputs and renders the
-    # codec; a failure on either side is reported once both have finished.
-    ours = SparkSession.getActiveSession() is None  # a session the caller started is the caller's to stop
+    # codec (the command line starts it earlier still, before it reads the spec); a failure on either
+    # side is reported once both have finished.
+    starting = starting or start(master, conf, verbose)
+    ours = starting.ours
     progress(f"amqgen traffic: starting Spark ({master or 'local[*]'}); indexing {len(captures)} input(s)")
-    pool = ThreadPoolExecutor(1, thread_name_prefix="amqgen-spark-start")
-    starting = pool.submit(spark_session, master, conf, verbose)
-    pool.shutdown(wait=False)
     spark: SparkSession | None = None
     try:
         try:
@@ -350,7 +378,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
             render_codec(spec, codec_root)
             facts = spec_facts(spec, package)
         finally:
-            spark = starting.result()
+            spark = starting.future.result()
         ship(spark, codec_root, package, staging / "work")
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: decoding")
