@@ -2,9 +2,10 @@
 
 1. The driver finds the capture files, inflates gzip ones into the staging directory, and indexes
    every file into parts of whole records (:mod:`capture`).
-2. One task per part indexes it (:mod:`index`): one record per connection found in it, holding that
-   connection's packets in the part (numbers, times, sequence numbers, flags, where each payload lies
-   in the file) but no payload octets. The index is kept (memory, else disk) for two passes.
+2. Four tasks per core index the parts, one part at a time (:mod:`index`): one record per connection
+   found in a part, holding that connection's packets in the part (numbers, times, sequence numbers,
+   flags, where each payload lies in the file) but no payload octets. The index is kept (memory, else
+   disk) for two passes.
 3. The first pass adds up each connection's packets; the driver deals the connections to twice as
    many decode tasks as there are cores, by size, and the second pass moves each record to its task,
    sorted by connection and capture order (file, first packet), so one task sees each connection
@@ -121,8 +122,9 @@ def _user_log4j(conf: dict[str, str]) -> bool:
 
 class _QuietStderr:
     """The driver JVM inherits this process's standard error. While it starts, that descriptor is a
-    pipe read by a thread that passes everything on (Spark's progress bar included) but the JVM's
-    own start-up warning lines; the Python side's standard error is left as it was."""
+    pipe read by a thread that passes everything on (Spark's progress bar, and what this process
+    writes meanwhile, included) but the JVM's own start-up lines; afterwards this process writes to
+    its standard error directly again, and the JVM keeps the pipe."""
 
     def __init__(self) -> None:
         self.saved = -1
