@@ -322,6 +322,12 @@ def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -
     os.utime(orphan, (old, old))
     ClassArchive(tmp_path, "j").options()
     assert not orphan.exists()
+    # the marker of a JVM killed before it wrote anything goes once that JVM has gone; a live one's stays
+    killed, writing = tmp_path / "spark-j.3.jsa.pid", tmp_path / "spark-j.4.jsa.pid"
+    killed.write_text(f"{dead.pid}\n")
+    writing.write_text(f"{os.getpid()}\n")
+    ClassArchive(tmp_path, "j").options()
+    assert not killed.exists() and writing.exists()
     # no usable cache directory: no archive options at all
     blocked = tmp_path / "file"
     blocked.write_text("")

@@ -92,6 +92,15 @@ class ClassArchive:
             else:
                 pending.unlink(missing_ok=True)
             marker.unlink(missing_ok=True)
+        # a JVM that was killed before it wrote its archive leaves its marker alone
+        for marker in self.final.parent.glob(self.final.stem + ".*.jsa.pid"):
+            if not marker.with_suffix(".pending").exists():
+                try:
+                    pid = int(marker.read_text())
+                except (OSError, ValueError):
+                    continue
+                if not _alive(pid):
+                    marker.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
