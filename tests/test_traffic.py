@@ -107,6 +107,13 @@ def small(tmp: Any) -> Path:
     return DATA / "pika-small.pcap"
 
 
+def ipv4_length_0(data: bytes) -> bytes:
+    """An Ethernet record of an IPv4 datagram whose total length says 0, as a sending host's capture
+    shows a segment the card splits (TCP segmentation offload): tshark takes the record's length."""
+    assert data[12:14] == b"\x08\x00"
+    return data[:16] + b"\x00\x00" + data[18:]
+
+
 LINKS = {
     "vlan": (1, lambda d: vlan(d)),
     "qinq": (1, lambda d: vlan(d, (0x88A8, 0x8100))),
@@ -118,6 +125,7 @@ LINKS = {
     "raw": (101, raw_ip),
     "raw-12": (12, raw_ip),
     "ipv6": (1, ipv6),
+    "ipv4-length-0": (1, ipv4_length_0),
 }
 
 
@@ -131,7 +139,7 @@ def test_link_layers(tmp: Any, tmp_path: Path, name: str) -> None:
     base, got = decode(tmp, [src]), decode(tmp, [path])
     assert frame_keys(got["frames"], with_packet=True) == frame_keys(base["frames"], with_packet=True)
     # tshark reads the rewritten file as the same conversation: the rewrite is a real capture
-    if name in ("vlan", "qinq", "sll", "sll2", "null", "ipv6"):
+    if name in ("vlan", "qinq", "sll", "sll2", "null", "ipv6", "ipv4-length-0"):
         assert Counter((o.packet, o.ftype, o.channel, o.class_id, o.method_id, o.body_size)
                        for o in tshark_frames(path)) == \
             Counter((o.packet, o.ftype, o.channel, o.class_id, o.method_id, o.body_size) for o in tshark_frames(src))
@@ -434,6 +442,50 @@ def test_bad_files(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.pcap"
     bogus.write_bytes(raw[:24] + struct.pack("<IIII", 0, 0, 0xFFFFFFF0, 0xFFFFFFF0) + b"x" * 64)
     assert "implausible record length" in (capture.index_file(bogus, 0, 1 << 20).error or "")
+
+
+def test_pcap_walk_parts_and_damage_at_every_cut(tmp_path: Path) -> None:
+    """The driver's pcap walk, against arithmetic on a hand-built file: parts start on record
+    boundaries and close at the first record end at least ``part_size`` past their start; a file cut
+    anywhere keeps every whole record before the cut and names the first broken one by offset and
+    packet number; an implausible length stops the walk where it is."""
+    lengths = [0, 1, 60, 5, 1500, 17, 16, 200, 3, 90]
+    head = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    body, starts = b"", []
+    for i, n in enumerate(lengths):
+        starts.append(24 + len(body))
+        body += struct.pack("<IIII", 1_700_000_000 + i, 7, n, n) + bytes([i]) * n
+    full = head + body
+    ends = starts[1:] + [len(full)]
+    f = tmp_path / "walk.pcap"
+    for cut in range(24, len(full) + 1):
+        f.write_bytes(full[:cut])
+        whole = sum(1 for e in ends if e <= cut)
+        for part_size in (1, 16, 40, 100, ends[3] - 24, 1 << 20):  # 16, ends[3] - 24: a record ends on the size
+            idx = capture.index_file(f, 0, part_size)
+            assert idx.packets == whole
+            assert idx.first_ts == (1_700_000_000 * 10**9 + 7_000 if whole else None)
+            if cut == (ends[whole - 1] if whole else 24):
+                assert idx.error is None
+            elif cut - (ends[whole - 1] if whole else 24) < 16:
+                assert idx.error == f"truncated record header at offset {ends[whole - 1] if whole else 24}"
+            else:
+                assert idx.error == f"truncated record at offset {starts[whole]} (packet {whole + 1})"
+            bounds = [24] + ends[:whole]
+            want, at = [], 0
+            while at < whole:  # records [at, k) make a part: the first end >= start + part_size
+                k = at + 1
+                while k < whole and bounds[k] - bounds[at] < part_size:
+                    k += 1
+                want.append((bounds[at], bounds[k], at + 1))
+                at = k
+            assert [(p.start, p.end, p.first_packet) for p in idx.parts] == want
+    bad = bytearray(full)
+    struct.pack_into("<I", bad, starts[4] + 8, capture.MAX_RECORD + 1)
+    f.write_bytes(bytes(bad))
+    idx = capture.index_file(f, 0, 40)
+    assert idx.packets == 4 and idx.parts[-1].end == starts[4]
+    assert idx.error == f"implausible record length {capture.MAX_RECORD + 1} at offset {starts[4]}"
 
 
 def test_amqp_found_on_other_ports(tmp: Any, tmp_path: Path) -> None:

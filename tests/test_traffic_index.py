@@ -163,6 +163,8 @@ REWRITES: dict[str, tuple[int, Any]] = {
     "raw-ipv6": (229, lambda d: ipv6(d)[14:]),
     "ipv6": (1, ipv6),
     "ipv6-extension-headers": (1, _ipv6_ext),
+    "ipv4-length-0": (1, lambda d: d[:16] + b"\x00\x00" + d[18:]),  # segmentation offload
+    "ipv6-length-0": (1, lambda d: (lambda v6: v6[:18] + b"\x00\x00" + v6[20:])(ipv6(d))),
     "unsupported-link": (147, lambda d: d),
 }
 
@@ -209,7 +211,7 @@ def test_every_committed_capture_is_listed() -> None:
 def test_index_gives_read_parts_segments(captures: dict[str, list[Path]], name: str) -> None:
     counts = {size: check(captures[name], size) for size in PART_SIZES}
     assert len(set(counts.values())) == 1, counts  # the part size changes nothing
-    if name != "unsupported-link":
+    if name not in ("unsupported-link", "ipv6-length-0"):  # tshark finds no TCP payload in the second either
         assert counts[1] > 0
 
 

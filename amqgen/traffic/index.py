@@ -294,7 +294,7 @@ def _layers(data: bytes, r: _Records) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr
         total = _be16(w4, 2)
         good = ((end[v4] - ip[v4] >= 20) & (vihl >> 4 == 4) & (ihl >= 20) & (w4[:, 9] == 6)
                 & (_be16(w4, 6) & 0x3FFF == 0))  # not a fragment: those are not reassembled
-        _ip_end(v4, ip[v4] + total, total, seg_end, cut)
+        _ip_end(v4, ip[v4] + total, total, seg_end, cut, True)
         ok[v4] = good
         tcp_at[v4] = ip[v4] + ihl
     v6 = np.nonzero(ipver == 6)[0]
@@ -303,7 +303,7 @@ def _layers(data: bytes, r: _Records) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr
         plen = _be16(w6, 4)
         nxt = w6[:, 6].astype(np.int64)
         good = (end[v6] - ip[v6] >= 40) & (w6[:, 0] >> 4 == 6)
-        _ip_end(v6, ip[v6] + 40 + plen, plen, seg_end, cut)
+        _ip_end(v6, ip[v6] + 40 + plen, plen, seg_end, cut, False)
         fallback[v6] = good & np.isin(nxt, _IPV6_EXT)
         ok[v6] = good & (nxt == 6)
         tcp_at[v6] = ip[v6] + 40
@@ -381,11 +381,13 @@ def _layers(data: bytes, r: _Records) -> tuple[Arr, Arr, Arr, Arr, Arr, Arr, Arr
     return keep, src, dst, seq, ack, flags, offset, plen, missing, names
 
 
-def _ip_end(rows: Arr, ip_end: Arr, declared: Arr, seg_end: Arr, cut: Arr) -> None:
+def _ip_end(rows: Arr, ip_end: Arr, declared: Arr, seg_end: Arr, cut: Arr, zero_is_whole: bool) -> None:
     """The IP layer's say on where the segment ends: link padding after the datagram is dropped; a
-    datagram cut short by the snap length is missing what it declares beyond the record."""
+    datagram cut short by the snap length is missing what it declares beyond the record.
+    ``zero_is_whole`` (IPv4): a length of 0 runs to the record's end (segmentation offload, as in
+    packets._ipv4)."""
     end = seg_end[rows]
-    pad = ip_end < end
+    pad = (ip_end < end) & (declared != 0) if zero_is_whole else ip_end < end
     cut[rows] = np.where(pad | (declared == 0), cut[rows], ip_end - end)
     seg_end[rows] = np.where(pad, ip_end, end)
 

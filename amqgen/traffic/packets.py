@@ -92,11 +92,14 @@ def _ipv4(data: bytes, off: int, end: int, cut: int) -> TCPInfo | None:
     if _U16(data, off + 6)[0] & 0x3FFF:  # a fragment (more-fragments flag or an offset): not reassembled
         return None
     total = _U16(data, off + 2)[0]
-    ip_end = off + total
-    if ip_end < end:  # link padding after the datagram
-        end = ip_end
-    elif total:  # cut short by the snap length: what the datagram says it holds, less what is here
-        cut = ip_end - end
+    # A total length of 0 is a segment captured before the card split it (TCP segmentation offload):
+    # it runs to the record's end, as tshark takes it.
+    if total:
+        ip_end = off + total
+        if ip_end < end:  # link padding after the datagram
+            end = ip_end
+        else:  # cut short by the snap length: what the datagram says it holds, less what is here
+            cut = ip_end - end
     src = ".".join(map(str, data[off + 12:off + 16]))
     dst = ".".join(map(str, data[off + 16:off + 20]))
     return _tcp_segment(data, off + ihl, end, cut, src, dst)
