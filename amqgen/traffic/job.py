@@ -5,11 +5,11 @@
 2. Four tasks per core index the parts, one part at a time (:mod:`index`): one record per connection
    found in a part, holding that connection's packets in the part (numbers, times, sequence numbers,
    flags, where each payload lies in the file) but no payload octets. The index is kept (memory, else
-   disk) for two passes.
-3. The first pass adds up each connection's packets; the driver deals the connections to twice as
-   many decode tasks as there are cores, by size, and the second pass moves each record to its task,
-   sorted by connection and capture order (file, first packet), so one task sees each connection
-   whole and in order. Spark moves a few records per part, not the capture.
+   disk), and each task adds its connections' packets to an accumulator.
+3. The driver deals the connections to twice as many decode tasks as there are cores, by size, and a
+   pass over the kept index moves each record to its task, sorted by connection and capture order
+   (file, first packet), so one task sees each connection whole and in order. Spark moves a few
+   records per part, not the capture.
 4. Each decode task runs :class:`session.Connection` over its connections: it reads the payloads from
    the capture file by offset, reassembles, frames, decodes with the codec rendered from ``--spec``
    (shipped to the executors as a zip), checks, and writes the four datasets as Parquet files of its
