@@ -236,16 +236,22 @@ def test_each_task_decodes_the_connections_dealt_to_it(local_out: Path) -> None:
     assert len(sizes) >= 4 and len(files) == len(want) and got == want
 
 
-def test_a_connection_missing_from_the_deal_still_gets_a_task() -> None:
-    """The sizes come from an accumulator that a retried index task may not have added to: a key
-    outside the deal goes to the task its name's CRC-32 picks, in range and the same every time."""
-    import zlib
+def test_index_records_are_dealt_whole_and_in_capture_order(tmp_path: Path) -> None:
+    """Each decode task gets all the records of its connections, sorted by connection, file and first
+    packet, by the size deal; a record whose index file is shorter than it says is an error."""
+    from amqgen.traffic.index import BlobError
+    from amqgen.traffic.job import deal_records, read_located
 
-    from amqgen.traffic.job import _dealt
-
-    task = _dealt({"a|b": 2}, 3)
-    assert task(("a|b", 0, 1)) == 2
-    assert task(("c|d", 0, 1)) == zlib.crc32(b"c|d") % 3 == task(("c|d", 1, 99))
+    f = tmp_path / "i.aqx"
+    f.write_bytes(b"abcdefgh")
+    recs = [("b|c", 1, 1, 5, str(f), 0, 2), ("a|b", 0, 9, 1, str(f), 2, 2), ("b|c", 0, 7, 5, str(f), 4, 2),
+            ("a|b", 0, 3, 1, str(f), 6, 2), ("c|d", 0, 1, 3, str(f), 0, 1)]
+    tasks = deal_records(recs, 2)  # b|c: 10 packets, alone; a|b (2) and c|d (3) share the other task
+    assert [[(r[0], r[1], r[2]) for r in t] for t in tasks] == [
+        [("b|c", 0, 7), ("b|c", 1, 1)], [("a|b", 0, 3), ("a|b", 0, 9), ("c|d", 0, 1)]]
+    assert list(read_located(tasks[1])) == [("a|b", b"gh"), ("a|b", b"cd"), ("c|d", b"a")]
+    with pytest.raises(BlobError, match="the index said 4"):
+        list(read_located([("a|b", 0, 1, 1, str(f), 6, 4)]))
 
 
 # -- the report page ---------------------------------------------------------------------------------------

@@ -4,12 +4,13 @@
    every file into parts of whole records (:mod:`capture`).
 2. Four tasks per core index the parts, one part at a time (:mod:`index`): one record per connection
    found in a part, holding that connection's packets in the part (numbers, times, sequence numbers,
-   flags, where each payload lies in the file) but no payload octets. The index is kept (memory, else
-   disk), and each task adds its connections' packets to an accumulator.
-3. The driver deals the connections to twice as many decode tasks as there are cores, by size, and a
-   pass over the kept index moves each record to its task, sorted by connection and capture order
-   (file, first packet), so one task sees each connection whole and in order. Spark moves a few
-   records per part, not the capture.
+   flags, where each payload lies in the file) but no payload octets, appended to the task's own
+   index file in the staging directory (beside the output: a file system every executor shares).
+   Its result says where each record lies and how many packets it holds.
+3. The driver deals the connections to twice as many decode tasks as there are cores, by size, and
+   gives each task the places of its connections' records, sorted by connection and capture order
+   (file, first packet), so one task sees each connection whole and in order. Spark carries a few
+   small rows per part: no shuffle, no cache.
 4. Each decode task runs :class:`session.Connection` over its connections: it reads the payloads from
    the capture file by offset, reassembles, frames, decodes with the codec rendered from ``--spec``
    (shipped to the executors as a zip), checks, and writes the four datasets as Parquet files of its
@@ -30,14 +31,13 @@ import re
 import sys
 import threading
 import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from pyspark import RDD, Accumulator, AccumulatorParam, StorageLevel
+from pyspark import RDD
 from pyspark.sql import SparkSession
 
 from . import capture, index, output
@@ -48,64 +48,77 @@ from .session import Options, Rows, decode_sorted
 #: Rows a task holds before it appends them to its Parquet files (one row group each time).
 _FLUSH = 65536
 
-#: An index record: (connection key, file rank, the part's first packet) -> (packets, blob).
-IndexRecord = tuple[tuple[str, int, int], tuple[int, bytes]]
+#: Where one index record lies, and what it holds: (connection key, file rank, the part's first packet,
+#: packets, index file, offset, length). The record is a blob (:mod:`index`) of that connection's
+#: packets in that part.
+Located = tuple[str, int, int, int, str, int, int]
 #: A decode task's result: (partition, dataset or None, file path or None, rows, summary JSON or None).
 Result = tuple[int, str | None, str | None, int, str | None]
 
 
+def _attempt(split: int) -> str:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return f"{split:05d}-{ctx.taskAttemptId() if ctx else 0}"
+
+
 # -- stage 2: indexing capture parts ---------------------------------------------------------------
-class _Sizes(AccumulatorParam[dict[str, int]]):
-    """Packets per connection, added up over the index tasks (an accumulator: the driver reads it)."""
+def index_parts(parts: list[capture.Part], directory: str) -> Callable[[int, Iterable[int]], Iterator[Located]]:
+    """Over the part numbers: one blob per connection found in each part, appended to this task
+    attempt's own index file under ``directory``; the results say where each blob lies."""
 
-    def zero(self, value: dict[str, int]) -> dict[str, int]:
-        return {}
-
-    def addInPlace(self, a: dict[str, int], b: dict[str, int]) -> dict[str, int]:  # noqa: N802 -- PySpark's name
-        for key, n in b.items():
-            a[key] = a.get(key, 0) + n
-        return a
-
-
-def index_parts(parts: list[capture.Part],
-                sizes: Accumulator[dict[str, int]]) -> Callable[[Iterable[int]], Iterator[IndexRecord]]:
-    """Over the part numbers: one record per connection found in each part; each connection's packets
-    are added to ``sizes`` when the task ends."""
-
-    def run(numbers: Iterable[int]) -> Iterator[IndexRecord]:
-        mine: dict[str, int] = {}
-        for i in numbers:
-            part = parts[i]
-            for key, blob in index.by_connection(index.part_index(part)):
-                n = index.blob_packets(blob)
-                mine[key] = mine.get(key, 0) + n
-                yield (key, part.file_rank, part.first_packet), (n, blob)
-        sizes.add(mine)
+    def run(split: int, numbers: Iterable[int]) -> Iterator[Located]:
+        os.makedirs(directory, exist_ok=True)  # the driver made it; another host may not see it yet
+        path = os.path.join(directory, _attempt(split) + ".aqx")
+        got: list[Located] = []
+        with open(path, "wb") as f:
+            at = 0
+            for i in numbers:
+                part = parts[i]
+                for key, blob in index.by_connection(index.part_index(part)):
+                    got.append((key, part.file_rank, part.first_packet, index.blob_packets(blob), path, at, len(blob)))
+                    f.write(blob)
+                    at += len(blob)
+        return iter(got)  # once the file is whole and closed
 
     return run
 
 
-# -- stage 4: connections -> Parquet files ---------------------------------------------------------
+def read_located(located: Iterable[Located]) -> Iterator[tuple[str, bytes]]:
+    """Each record's (connection key, blob), read from the index files one at a time."""
+    fds: dict[str, int] = {}
+    try:
+        for key, _, _, _, path, offset, length in located:
+            fd = fds.get(path)
+            if fd is None:
+                fd = fds[path] = os.open(path, os.O_RDONLY)
+            blob = os.pread(fd, length, offset)
+            if len(blob) != length:
+                raise index.BlobError(f"{path}: {len(blob)} octets at {offset}, the index said {length}")
+            yield key, blob
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+# -- stage 3: connections -> Parquet files ---------------------------------------------------------
 def decode_partition(facts: SpecFacts, options: Options, files: list[str], paths: list[str],
-                     directory: str) -> Callable[[Iterable[IndexRecord]], Iterator[Result]]:
-    def keyed(records: Iterable[IndexRecord]) -> Iterator[tuple[str, capture.Segment]]:
-        for (key, _, _), (_, blob) in records:
-            for seg in index.segments([blob], paths):
-                yield key, seg
+                     directory: str) -> Callable[[int, Iterable[list[Located]]], Iterator[Result]]:
+    def keyed(tasks: Iterable[list[Located]]) -> Iterator[tuple[str, capture.Segment]]:
+        for located in tasks:
+            for key, blob in read_located(located):
+                for seg in index.segments([blob], paths):
+                    yield key, seg
 
-    def run(records: Iterable[IndexRecord]) -> Iterator[Result]:
-        from pyspark import TaskContext
-
-        ctx = TaskContext.get()
-        partition = ctx.partitionId() if ctx else 0
-        tag = f"{partition:05d}-{ctx.taskAttemptId() if ctx else 0}"
-        out = output.TaskOutput(Path(directory), tag)
+    def run(split: int, tasks: Iterable[list[Located]]) -> Iterator[Result]:
+        out = output.TaskOutput(Path(directory), _attempt(split))
         rows = Rows()
-        for full in decode_sorted(load(facts), options, files, keyed(records), rows, _FLUSH):
+        for full in decode_sorted(load(facts), options, files, keyed(tasks), rows, _FLUSH):
             out.write(full)
         for kind, path, n in out.close():
-            yield partition, kind, path, n, None
-        yield partition, None, None, 0, out.summary.to_json()
+            yield split, kind, path, n, None
+        yield split, None, None, 0, out.summary.to_json()
 
     return run
 
@@ -269,24 +282,24 @@ def balance(sizes: dict[str, int], bins: int) -> dict[str, int]:
     return {k: rank[b] for k, b in out.items()}
 
 
-def _dealt(deal: dict[str, int], bins: int) -> Callable[[tuple[str, int, int]], int]:
-    """An index record's decode task. The sizes come from an accumulator, which Spark fills only from
-    index tasks that succeeded: should a task keep its part of the index and then fail, its retry reads
-    that part back without indexing again, and a connection only it holds is not in the deal. Such a
-    connection goes to a task by its name's CRC, the same in every worker."""
+def deal_records(located: list[Located], bins: int) -> list[list[Located]]:
+    """The index records of each decode task: connections dealt by size (:func:`balance`), each task's
+    records sorted by connection and capture order (file, first packet)."""
+    sizes: dict[str, int] = {}
+    for rec in located:
+        sizes[rec[0]] = sizes.get(rec[0], 0) + rec[3]
+    deal = balance(sizes, bins)
+    tasks: list[list[Located]] = [[] for _ in range(bins)]
+    for rec in sorted(located, key=lambda r: (r[0], r[1], r[2])):
+        tasks[deal[rec[0]]].append(rec)
+    return tasks
 
-    def task(key: tuple[str, int, int]) -> int:
-        got = deal.get(key[0])
-        return got if got is not None else zlib.crc32(key[0].encode()) % bins
 
-    return task
-
-
-def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
-           directory: Path) -> tuple[RDD[Result] | None, RDD[IndexRecord]]:
-    """The job: (its results, which name the files each task wrote under ``directory`` and carry the
-    tasks' summaries, or None when no part holds a TCP packet; the persisted index, for the caller to
-    release).
+def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options, index_dir: Path,
+           directory: Path) -> RDD[Result] | None:
+    """The job: its results, which name the files each task wrote under ``directory`` and carry the
+    tasks' summaries; None when no part holds a TCP packet. ``index_dir``: where the index tasks
+    write the index, on the same shared file system as ``directory``.
 
     Spark's RDD API, not its SQL: every row here is made and read by Python, and the rows are few (a
     part's packets of one connection each), so Spark's planner and code generation would only add
@@ -296,26 +309,22 @@ def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options,
     cores = sc.defaultParallelism
     # Four index tasks per core (each reads its parts one at a time, so its memory stays that of one
     # part): on 1 GB, 8 tasks of 7-8 parts took 1.8-2.2 s where 60 of one part took 4.6-5.2 s.
-    acc = sc.accumulator({}, _Sizes())
-    indexed = sc.parallelize(range(n_parts), min(n_parts, 4 * cores)).mapPartitions(index_parts(plan.parts, acc))
-    indexed = indexed.persist(StorageLevel.MEMORY_AND_DISK)
-    sc.setJobDescription("amqgen traffic: index the parts, size the connections")
-    # Counted by the JVM: the index is made and kept, and its size reaches the driver through the
-    # accumulator, without a second Python pass over the index and a shuffle of the sizes (that pass
-    # took about a second of a 1 GB run's index stage).
-    indexed._jrdd.count()
-    sizes = dict(acc.value)
-    if not sizes:
-        return None, indexed
+    # The index goes to files beside the output, not through Spark: keeping it in Spark's cache and
+    # shuffling it to the decode tasks took the JVM and a second Python pass about as long as making it.
+    sc.setJobDescription("amqgen traffic: index the parts")
+    located = (sc.parallelize(range(n_parts), min(n_parts, 4 * cores))
+               .mapPartitionsWithIndex(index_parts(plan.parts, str(index_dir))).collect())
+    if not located:
+        return None
     # A task decodes whole connections, so the connections are the parallelism: they are dealt to
-    # twice as many tasks as there are cores, by size, and each record goes to its task by that deal
-    # (hashing the keys instead left some tasks with three connections and others with none).
-    bins = min(len(sizes), 2 * cores)
-    deal = balance(sizes, bins)
-    ordered = indexed.repartitionAndSortWithinPartitions(bins, _dealt(deal, bins))
+    # twice as many tasks as there are cores, by size (hashing the keys instead left some tasks with
+    # three connections and others with none); task i is partition i, and Spark starts partition 0
+    # (the heaviest) first.
+    bins = min(len({rec[0] for rec in located}), 2 * cores)
+    tasks = deal_records(located, bins)
     sc.setJobDescription("amqgen traffic: decode")
-    result = ordered.mapPartitions(decode_partition(facts, options, plan.files, plan.paths, str(directory)))
-    return result, indexed
+    return sc.parallelize(tasks, bins).mapPartitionsWithIndex(
+        decode_partition(facts, options, plan.files, plan.paths, str(directory)))
 
 
 def collect(result: RDD[Result] | None, target: Path) -> dict[str, Any]:
@@ -421,11 +430,9 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: decoding")
         tasks = staging / "tasks"
-        result, indexed = decode(spark, plan, facts, options, tasks)
-        try:
-            summary = collect(result, target)
-        finally:
-            indexed.unpersist()
+        index_dir = staging / "index"
+        index_dir.mkdir()
+        summary = collect(decode(spark, plan, facts, options, index_dir, tasks), target)
         output.discard(tasks)  # what failed or speculative task attempts left behind
         seen = set(summary.pop("amqp_files"))
         for name in plan.files:
