@@ -241,16 +241,14 @@ def spark_session(master: str | None, conf: dict[str, str], verbose: bool = Fals
 _SHIPPED: dict[int, set[str]] = {}
 
 
-def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> None:
-    """Zip the rendered codec and amqgen's own Python modules, and add both to every executor."""
+def zip_modules(codec_root: Path, package: str, staging: Path) -> dict[str, Path]:
+    """Zip the rendered codec and amqgen's own Python modules for the executors, each module with its
+    bytecode beside it: {package: zip}. Plain Python, so the driver does it while the JVM starts."""
     import amqgen
 
-    shipped = _SHIPPED.setdefault(id(spark.sparkContext), set())
+    zips: dict[str, Path] = {}
     for root, pkg in ((codec_root, package), (Path(amqgen.__file__).resolve().parent.parent, "amqgen")):
-        if pkg in shipped:  # a context takes each file name once; the same spec gives the same package
-            continue
-        shipped.add(pkg)
-        z = staging / f"{pkg}.zip"
+        z = zips[pkg] = staging / f"{pkg}.zip"
         with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted((root / pkg).rglob("*.py")):
                 arc = f.relative_to(root).as_posix()
@@ -262,6 +260,16 @@ def ship(spark: SparkSession, codec_root: Path, package: str, staging: Path) -> 
                 py_compile.compile(str(f), cfile=str(pyc), doraise=True,
                                    invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
                 zf.write(pyc, arc[:-3] + ".pyc")
+    return zips
+
+
+def ship(spark: SparkSession, zips: dict[str, Path], codec_root: Path) -> None:
+    """Add the zips (:func:`zip_modules`) to every executor."""
+    shipped = _SHIPPED.setdefault(id(spark.sparkContext), set())
+    for pkg, z in zips.items():
+        if pkg in shipped:  # a context takes each file name once; the same spec gives the same package
+            continue
+        shipped.add(pkg)
         spark.sparkContext.addPyFile(str(z))
     if str(codec_root) not in sys.path:  # the driver imports it too (the summary names frame types)
         sys.path.insert(0, str(codec_root))
@@ -405,9 +413,9 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     target = staging / "out"
-    # Spark starts (a JVM, a second or more) while this process indexes the inputs and renders the
-    # codec (the command line starts it earlier still, before it reads the spec); a failure on either
-    # side is reported once both have finished.
+    # Spark starts (a JVM, a second or more) while this process indexes the inputs, renders the codec
+    # and zips the modules for the executors (the command line starts it earlier still, before it
+    # reads the spec); a failure on either side is reported once both have finished.
     starting = starting or start(master, conf, verbose)
     ours = starting.ours
     progress(f"amqgen traffic: starting Spark ({master or 'local[*]'}); indexing {len(captures)} input(s)")
@@ -425,9 +433,10 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
             codec_root = staging / "work" / "codec"
             render_codec(spec, codec_root)
             facts = spec_facts(spec, package)
+            zips = zip_modules(codec_root, package, staging / "work")
         finally:
             spark = starting.future.result()
-        ship(spark, codec_root, package, staging / "work")
+        ship(spark, zips, codec_root)
         plan = Plan(plan_in.files, plan_in.paths, plan_in.parts, plan_in.packets, plan_in.octets)
         progress("amqgen traffic: decoding")
         tasks = staging / "tasks"
