@@ -488,6 +488,48 @@ def test_pcap_walk_parts_and_damage_at_every_cut(tmp_path: Path) -> None:
     assert idx.error == f"implausible record length {capture.MAX_RECORD + 1} at offset {starts[4]}"
 
 
+def test_pcapng_walk_parts_and_damage_at_every_cut(tmp_path: Path) -> None:
+    """The driver's pcapng walk, against arithmetic on a hand-built file: a run of packet blocks with
+    a name resolution block and a simple packet block inside; a file cut anywhere keeps every whole
+    block before the cut and names the first broken one; with a part size of 1 every block is a part."""
+
+    def block(btype: int, body: bytes) -> bytes:
+        body += bytes(-len(body) % 4)
+        return struct.pack("<II", btype, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+
+    def epb(ts: int, n: int) -> bytes:
+        return block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, n, n) + bytes(n))
+
+    blocks = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
+              block(1, struct.pack("<HHI", 1, 0, 65535)),
+              epb(5_000_000, 60), epb(5_000_001, 0), block(4, b"\x00" * 8), epb(5_000_002, 7),
+              block(3, struct.pack("<I", 9) + bytes(9)), epb(5_000_003, 1)]
+    is_packet = [False, False, True, True, False, True, True, True]
+    starts = [sum(len(b) for b in blocks[:i]) for i in range(len(blocks))]
+    full = b"".join(blocks)
+    f = tmp_path / "walk.pcapng"
+    for cut in range(28, len(full) + 1):
+        f.write_bytes(full[:cut])
+        whole = sum(1 for i, b in enumerate(blocks) if starts[i] + len(b) <= cut)
+        packets = sum(is_packet[:whole])
+        end = starts[whole] if whole < len(blocks) else len(full)
+        for part_size in (1, 1 << 20):
+            idx = capture.index_file(f, 0, part_size)
+            assert idx.packets == packets
+            assert idx.first_ts == (5_000_000_000 if packets else None)  # microseconds by default
+            if cut == end:
+                assert idx.error is None
+            elif cut - end < 12:
+                assert idx.error == f"truncated block header at offset {end}"
+            else:
+                assert idx.error == f"truncated block at offset {end} (after packet {packets})"
+            if part_size == 1:
+                want = [(starts[i], starts[i] + len(blocks[i]), sum(is_packet[:i]) + 1) for i in range(whole)]
+            else:
+                want = [(0, end, 1)] if end else []
+            assert [(p.start, p.end, p.first_packet) for p in idx.parts] == want
+
+
 def test_amqp_found_on_other_ports(tmp: Any, tmp_path: Path) -> None:
     """Off the listed ports a connection is AMQP when its first octets are a protocol header; --port adds one."""
     gen = pipeline(tmp).codec

@@ -223,9 +223,29 @@ def _index_pcapng(buf: mmap.mmap, idx: FileIndex, rank: int, part_size: int) -> 
             idx.parts.append(Part(rank, idx.path, "pcapng", endian, start, at, first, start_links))
         start, first, start_links = at, n + 1, tuple(links)
 
-    end = 0
+    end, size = 0, len(buf)
     try:
-        for off, btype, blen, block_endian in _pcapng_blocks(buf, 0, len(buf), endian):
+        while end < size:
+            if idx.first_ts is not None:
+                # A run of packet blocks, kept to the bone (the driver walks the whole file before any
+                # task starts): type, length and the length's checks only. A block of another type,
+                # or one those checks refuse, ends the run and goes through _pcapng_blocks, whose
+                # checks and errors are the reference.
+                head = struct.Struct(endian + "II").unpack_from
+                off = end
+                while off <= size - 12:
+                    btype, blen = head(buf, off)
+                    if (btype != _EPB and btype != _SPB and btype != _OPB) or blen < 12 or blen & 3 \
+                            or blen > MAX_RECORD or off + blen > size:
+                        break
+                    n += 1
+                    off += blen
+                    if off - start >= part_size:
+                        cut(off)
+                end = off
+                if end >= size:
+                    break
+            off, btype, blen, block_endian = next(_pcapng_blocks(buf, end, size, endian))
             if btype == _SHB:
                 cut(off)  # every section starts a part: its byte order and interfaces are its own
                 endian, links, start_links = block_endian, [], ()
