@@ -246,6 +246,7 @@ def test_index_records_are_dealt_whole_and_in_capture_order(tmp_path: Path) -> N
     f.write_bytes(b"abcdefgh")
     recs = [("b|c", 1, 1, 5, str(f), 0, 2), ("a|b", 0, 9, 1, str(f), 2, 2), ("b|c", 0, 7, 5, str(f), 4, 2),
             ("a|b", 0, 3, 1, str(f), 6, 2), ("c|d", 0, 1, 3, str(f), 0, 1)]
+    assert len(deal_records(recs, 8)) == 3  # never more tasks than connections
     tasks = deal_records(recs, 2)  # b|c: 10 packets, alone; a|b (2) and c|d (3) share the other task
     assert [[(r[0], r[1], r[2]) for r in t] for t in tasks] == [
         [("b|c", 0, 7), ("b|c", 1, 1)], [("a|b", 0, 3), ("a|b", 0, 9), ("c|d", 0, 1)]]

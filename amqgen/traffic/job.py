@@ -290,12 +290,14 @@ def balance(sizes: dict[str, int], bins: int) -> dict[str, int]:
     return {k: rank[b] for k, b in out.items()}
 
 
-def deal_records(located: list[Located], bins: int) -> list[list[Located]]:
-    """The index records of each decode task: connections dealt by size (:func:`balance`), each task's
-    records sorted by connection and capture order (file, first packet)."""
+def deal_records(located: list[Located], most: int) -> list[list[Located]]:
+    """The index records of each decode task (at most ``most`` tasks, none empty): connections dealt
+    by size (:func:`balance`), each task's records sorted by connection and capture order (file,
+    first packet)."""
     sizes: dict[str, int] = {}
     for rec in located:
         sizes[rec[0]] = sizes.get(rec[0], 0) + rec[3]
+    bins = min(len(sizes), most)
     deal = balance(sizes, bins)
     tasks: list[list[Located]] = [[] for _ in range(bins)]
     for rec in sorted(located, key=lambda r: (r[0], r[1], r[2])):
@@ -329,10 +331,9 @@ def decode(spark: SparkSession, plan: Plan, facts: SpecFacts, options: Options, 
     # twice as many tasks as there are cores, by size (hashing the keys instead left some tasks with
     # three connections and others with none); task i is partition i, and Spark starts partition 0
     # (the heaviest) first.
-    bins = min(len({rec[0] for rec in located}), 2 * cores)
-    tasks = deal_records(located, bins)
+    tasks = deal_records(located, 2 * cores)
     sc.setJobDescription("amqgen traffic: decode")
-    return sc.parallelize(tasks, bins).mapPartitionsWithIndex(
+    return sc.parallelize(tasks, len(tasks)).mapPartitionsWithIndex(
         decode_partition(facts, options, plan.files, plan.paths, str(directory)))
 
 
