@@ -317,13 +317,29 @@ def spark_floor(acct: Accounting) -> Usage:
     return use
 
 
-def warm_up(acct: Accounting, work: Path) -> None:
+def warm_up(work: Path) -> Path:
     """One untimed run, then wait until its driver JVM has written the class archive (see
-    `jvm.ClassArchive`): the timed runs start as every run after a machine's first does."""
+    `jvm.ClassArchive`) and adopt it: the timed runs start as every run after a machine's first does.
+    Returns the archive; exits when there is none, as every timed run would then pay the JVM's full
+    start (a trivial job's CPU about 1.6x) and the figures would say nothing of a user's second run.
+
+    Not through ``Accounting.run``: that kills what a run leaves behind when it exits, and the
+    archive is written by the driver JVM as it exits, after the ``amqgen`` process has gone."""
+    import subprocess
+
     from amqgen.traffic.jvm import ClassArchive
 
-    amqgen_run(acct, FIXTURE, work / "out-warm-up", work / "events" / "warm-up")
     archive = ClassArchive.for_this_install()
+    out, events = work / "out-warm-up", work / "events" / "warm-up"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(events, ignore_errors=True)
+    events.mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(FIXTURE), "--out", str(out), "--spec", SPEC,
+                           "--master", "local[2]", *(a for kv in SPARK_CONF for a in ("--conf", kv))],
+                          env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise SystemExit(f"the warm-up run failed ({done.returncode}):\n{done.stderr[-3000:]}")
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         alive = []
@@ -334,8 +350,13 @@ def warm_up(acct: Accounting, work: Path) -> None:
             except (ProcessLookupError, ValueError, OSError):
                 pass
         if not alive:
-            return
+            break
         time.sleep(1)
+    archive.options()  # adopts the whole pending archive, as the next run would
+    if not archive.final.is_file():
+        raise SystemExit(f"the warm-up run left no class archive at {archive.final}: the timed runs would measure "
+                         "a first run's JVM start every time")
+    return archive.final
 
 
 # -- reporting --------------------------------------------------------------------------------------------
@@ -372,7 +393,9 @@ def local_tables(rows: list[Row], acct: Accounting, floor: Usage | None, quick: 
          "indexing, Spark job, Parquet written) against `tshark -r FILE -Y amqp -T fields` (one core: "
          "tshark does not run in parallel), one after the other on the same file."
          + (" **`--quick` run on a tiny fixture: no figure here says anything about speed.**" if quick else "")),
-        f"CPU: {acct.cpu_method}. Peak RSS: {acct.rss_method}.",
+        f"CPU: {acct.cpu_method}. Peak RSS: {acct.rss_method}."
+        + ("" if quick else " The driver JVM's class archive was made by the warm-up run before any timed run "
+           "(the bench stops when there is none)."),
         "",
         ("| capture | kind | MB | frames | messages | amqgen s | tshark s | ratio (tshark s / amqgen s) "
         "| amqgen MB/s | tshark MB/s | amqgen CPU s | amqgen CPU us/frame | tshark CPU us/frame | same counts |"),
@@ -587,7 +610,8 @@ def main() -> None:
                 sys.exit(1)
             return
         print("warm-up run (class archive) ...", file=sys.stderr)
-        warm_up(acct, work)
+        jsa = warm_up(work)
+        print(f"  class archive: {jsa} ({jsa.stat().st_size / 1e6:.0f} MB)", file=sys.stderr)
         rows = []
         for kind in kinds:
             for size in sizes:
