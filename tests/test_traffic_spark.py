@@ -305,6 +305,42 @@ def test_class_archive_notes_no_writer_for_a_jvm_started_without_its_option(spar
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_first_run_leaves_a_class_archive_that_the_next_jvm_maps(tmp_path: Path) -> None:
+    """End to end, with a cache of its own: a run that ends normally leaves the archive (its JVM
+    writes it after the run's process has exited), and the next driver JVM maps that file. A JVM
+    refuses an archive that does not match its build or class path, and says nothing of it: only
+    its memory map shows the archive is in use."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "SPARK_LOCAL_IP": "127.0.0.1"}
+    first = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(DATA / "pika-small.pcap"), "--out",
+                            str(tmp_path / "out"), "--spec", SPEC_091_EXT, "--master", "local[1]"],
+                           env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert first.returncode == 0, first.stderr[-4000:]
+    cache = tmp_path / "cache" / "amqgen"
+    markers = list(cache.glob("spark-*.jsa.pid"))
+    assert len(markers) == 1, list(cache.iterdir())
+    pid = int(markers[0].read_text())
+    deadline = time.monotonic() + 120
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists(), "the first run's driver JVM did not exit"
+    later = subprocess.run([sys.executable, "-c", """
+import os, sys
+from pathlib import Path
+from amqgen.traffic.job import spark_session
+from amqgen.traffic.jvm import ClassArchive
+spark = spark_session("local[1]", {})
+jvm = spark.sparkContext._jvm
+pid = jvm.java.lang.ProcessHandle.current().pid()
+final = ClassArchive.for_this_install().final
+print(final.is_file(), final.stat().st_size if final.is_file() else 0, str(final) in Path(f"/proc/{pid}/maps").read_text())
+spark.sparkContext._jsc.stop()
+"""], env={**env, "PYSPARK_PYTHON": sys.executable}, capture_output=True, text=True, timeout=600, check=False)
+    assert later.returncode == 0, later.stderr[-4000:]
+    whole, size, mapped = later.stdout.split()
+    assert whole == "True" and int(size) > 10_000_000 and mapped == "True", later.stdout
+    assert not list(cache.glob("*.pending")) and not list(cache.glob("*.pid"))
+
+
 def test_class_archive_is_adopted_only_once_its_writer_is_gone(tmp_path: Path) -> None:
     import os
     import time
