@@ -320,7 +320,8 @@ def warm_up(work: Path) -> Path:
     """One untimed run, then wait until its driver JVM has written the class archive (see
     `jvm.ClassArchive`) and adopt it: the timed runs start as every run after a machine's first does.
     Returns the archive; exits when there is none, as every timed run would then pay the JVM's full
-    start (a trivial job's CPU about 1.6x) and the figures would say nothing of a user's second run.
+    start (Spark's floor here: 13.5 s without, 4.8-5.5 s with) and the figures would say nothing of
+    a user's second run.
 
     Not through ``Accounting.run``: that kills what a run leaves behind when it exits, and the
     archive is written by the driver JVM as it exits, after the ``amqgen`` process has gone."""

@@ -324,7 +324,6 @@ def test_a_first_run_leaves_a_class_archive_that_the_next_jvm_maps(tmp_path: Pat
         time.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists(), "the first run's driver JVM did not exit"
     later = subprocess.run([sys.executable, "-c", """
-import os, sys
 from pathlib import Path
 from amqgen.traffic.job import spark_session
 from amqgen.traffic.jvm import ClassArchive
