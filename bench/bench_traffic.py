@@ -471,6 +471,26 @@ def goals(rows: list[Row]) -> list[str]:
     return ["", "Issue 21's goals, from this run:", "", *out] if out else []
 
 
+def scaling(one: Ours, many: Ours, label: str) -> str:
+    """What shrank with more workers and what did not: each stage's wall time (by the description
+    `amqgen traffic` gives its jobs) and the time from the process start to the first task."""
+    if not (one.app and many.app):
+        return "Per stage: no event log."
+
+    def walls(app: AppLog) -> dict[str, float]:
+        return {app.described.get(sid, st.name): st.wall for sid, st in app.stages.items() if st.tasks}
+
+    def start(o: Ours) -> float:
+        assert o.app is not None
+        return o.app.first_task - o.use.started
+
+    a, b = walls(one.app), walls(many.app)
+    stages = ", ".join(f"{name} {a[name]:.1f} s to {b[name]:.1f} s ({a[name] / b[name]:.2f}x)"
+                       for name in a if name in b and b[name] > 0)
+    return (f"Per stage, 1 worker to {label}: {stages}; process start to first task {start(one):.1f} s to "
+            f"{start(many):.1f} s.")
+
+
 def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[str]:
     base = next((o.use.wall for label, o, _, _ in runs if label == "1 worker"), None)
     lines = [
@@ -498,6 +518,8 @@ def cluster_tables(ref: Row, runs: list[tuple[str, Ours, bool, str]]) -> list[st
     if base and last[0] != "1 worker":
         lines += ["", (f"Throughput of {last[0]} over 1 worker's: {base / last[1].use.wall:.2f}x (goal: at least 1.7), "
                   f"output {'equal to' if all(same for _, _, same, _ in runs) else 'DIFFERENT from'} local mode's.")]
+        one = next(o for label, o, _, _ in runs if label == "1 worker")
+        lines += [scaling(one, last[1], last[0])]
     lines += ["", ("Where the time went (Spark's event log of each run; task time is launch to finish summed over "
                    "tasks, run and JVM CPU are Spark's executor metrics, the Python workers' CPU is not in JVM CPU; "
                    "a shuffle block another executor on the same host wrote is read from its file and counts as local, not "
