@@ -30,3 +30,28 @@ def test_the_traffic_bench_quick_mode(tmp_path: Path) -> None:
     assert int(m[3]) > 0
     assert "| pika-small.pcap | fixture |" in proc.stdout
     assert "CPU: " in proc.stdout and "Peak RSS: " in proc.stdout
+
+
+def test_the_scale_out_report_compares_each_stage_and_the_start() -> None:
+    """From two event logs' figures (built here by hand): each stage's wall time by its job's
+    description, the ratio, and the process start to the first task."""
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_traffic import scaling
+        from traffic_cluster import AppLog, Stage
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+    def run(index: float, decode: float, first_task: float) -> SimpleNamespace:
+        app = AppLog(start=1000.0, first_task=1000.0 + first_task)
+        app.stages = {0: Stage("collect at job.py:1", tasks=8, wall=index),
+                      1: Stage("collect at job.py:2", tasks=4, wall=decode),
+                      2: Stage("skipped", tasks=0, wall=0.0)}  # a stage that ran no task is left out
+        app.described = {0: "index the parts", 1: "decode"}
+        return SimpleNamespace(app=app, use=SimpleNamespace(started=998.0))
+
+    line = scaling(run(4.5, 33.0, 1.9), run(3.0, 16.5, 2.6), "2 workers")  # type: ignore[arg-type]
+    assert line == ("Per stage, 1 worker to 2 workers: index the parts 4.5 s to 3.0 s (1.50x), decode 33.0 s to "
+                    "16.5 s (2.00x); process start to first task 3.9 s to 4.6 s.")
