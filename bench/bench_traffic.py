@@ -221,7 +221,9 @@ class Ours:
 SPARK_CONF: list[str] = []  # --spark-conf, for every amqgen traffic run
 
 
-def amqgen_run(acct: Accounting, path: Path, out: Path, events: Path, master: str = "local[2]") -> Ours:
+def traffic_command(path: Path, out: Path, events: Path, master: str = "local[2]") -> tuple[list[str], dict[str, str]]:
+    """The ``amqgen traffic`` command every run uses (its event log under ``events``) and its
+    environment; ``out`` and ``events`` are emptied first."""
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(events, ignore_errors=True)
     events.mkdir(parents=True)
@@ -229,7 +231,11 @@ def amqgen_run(acct: Accounting, path: Path, out: Path, events: Path, master: st
            "--master", master, "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir={events.as_uri()}",
            "--conf", "spark.eventLog.compress=false", *(a for kv in SPARK_CONF for a in ("--conf", kv))]
     # loopback only: the driver's ports too
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    return cmd, {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+
+
+def amqgen_run(acct: Accounting, path: Path, out: Path, events: Path, master: str = "local[2]") -> Ours:
+    cmd, env = traffic_command(path, out, events, master)
     use = acct.run(cmd, "amqgen", env=env)
     if use.returncode:
         raise SystemExit(f"amqgen traffic failed ({use.returncode}):\n{use.stderr[-3000:]}")
@@ -330,14 +336,8 @@ def warm_up(work: Path) -> Path:
     from amqgen.traffic.jvm import ClassArchive
 
     archive = ClassArchive.for_this_install()
-    out, events = work / "out-warm-up", work / "events" / "warm-up"
-    shutil.rmtree(out, ignore_errors=True)
-    shutil.rmtree(events, ignore_errors=True)
-    events.mkdir(parents=True)
-    done = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(FIXTURE), "--out", str(out), "--spec", SPEC,
-                           "--master", "local[2]", *(a for kv in SPARK_CONF for a in ("--conf", kv))],
-                          env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable},
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    cmd, env = traffic_command(FIXTURE, work / "out-warm-up", work / "events" / "warm-up")
+    done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"the warm-up run failed ({done.returncode}):\n{done.stderr[-3000:]}")
     deadline = time.monotonic() + 300
