@@ -34,6 +34,7 @@ from traffic_tools import (
     write_pcapng,
 )
 
+from amqgen.lower import load_spec
 from amqgen.traffic import capture
 from amqgen.traffic.records import CONNECTIONS, FRAMES, MESSAGES, VIOLATIONS
 
@@ -262,6 +263,29 @@ def test_hostile_rewrites_decode_like_the_clean_capture(tmp: Any, tmp_path: Path
     assert got["violations"] == []
 
 
+def reorder_each_direction(pkts: list[Pkt]) -> list[Pkt]:
+    """Swap some data segments with the next one the same side sent, as loopback captures now and then
+    show them: the later octets first (held behind a hole), then the segment that fills the hole."""
+    out = list(pkts)
+    for sport in {p.sport for p in pkts}:
+        idx = data_indexes(pkts, sport)
+        for a, b in zip(idx[2::5], idx[3::5], strict=False):
+            out[a], out[b] = out[b], out[a]
+    return out
+
+
+@pytest.mark.parametrize("name", ["reorder-each-direction", "duplicate", "wraparound"])
+def test_hostile_rewrites_match_tshark_packet_for_packet(tmp: Any, tmp_path: Path, name: str) -> None:
+    """Which packet a frame is reported at, where segments came out of order: the one that completed it in
+    stream order (octets held behind a hole reach the reader with the segment that fills it), as tshark
+    says with out-of-order reassembly on. (Overlaps are left out: tshark loses frames there.)"""
+    dst = tmp_path / f"{name}.pcap"
+    rewrite(live_capture(tmp), dst, {"reorder-each-direction": reorder_each_direction, **HOSTILE}[name])
+    ours, theirs = ours_as_oracle(decode(tmp, [dst])["frames"]), Counter(tshark_frames(dst))
+    assert sum(theirs.values()) > 800
+    assert ours == theirs, (sorted((ours - theirs).items(), key=str)[:5], sorted((theirs - ours).items(), key=str)[:5])
+
+
 def test_one_octet_per_packet(tmp: Any, tmp_path: Path) -> None:
     src = small(tmp)
     dst = tmp_path / "one-octet.pcap"
@@ -404,6 +428,28 @@ def test_synthetic_violations(tmp: Any, tmp_path: Path) -> None:
     # the last message, after all that, is decoded whole
     last = [x for x in out["messages"] if x["complete"]][-1]
     assert last["body_received"] == 2 and last["routing_key"] == "k"
+
+
+def test_the_same_property_octets_of_two_classes_give_each_its_own_properties(tmp_path: Path) -> None:
+    """0-9's basic and file classes both carry content, with different property lists: flags 0x1000 and one
+    octet 2 are basic's delivery-mode but file's priority. Header frames are built here by hand."""
+    from amqgen.traffic import codec as traffic_codec
+    from amqgen.traffic import session
+
+    spec = load_spec(str(Path(__file__).resolve().parent.parent / "spec" / "amqp0-9.xml"))
+    traffic_codec.render_codec(spec, tmp_path / "codec")
+    gen = traffic_codec.load(traffic_codec.spec_facts(spec, traffic_codec.package_name(spec)), str(tmp_path / "codec"))
+
+    def header(class_id: int) -> bytes:
+        payload = struct.pack(">HHQH", class_id, 0, 0, 0x1000) + b"\x02"
+        return struct.pack(">BHI", 2, 1, len(payload)) + payload + b"\xce"
+
+    path = tmp_path / "two-classes.pcap"
+    synth_capture(path, [("c", b"AMQP\x01\x01\x00\x09"), ("c", header(60)), ("c", header(70)), ("c", header(60))])
+    rows = session.decode_segments(gen, session.Options(), [str(path)], [
+        s for part in capture.index_file(path, 0, 1 << 20).parts for s in capture.read_part(part)])
+    props = [r["properties"] for r in rows_as_dicts(rows.frames, FRAMES) if r["frame_type"] == "header"]
+    assert props == ['{"delivery_mode":2}', '{"priority":2}', '{"delivery_mode":2}']
 
 
 def test_asserts_and_protocol_header(tmp: Any, tmp_path: Path) -> None:

@@ -92,6 +92,8 @@ class Codec:
         # a method is a reply when some request lists it among its responses
         self.replies: frozenset[Any] = frozenset(r for m in methods.values() for r in m.RESPONSES)
         self.reply_codes = dict(facts.reply_codes)
+        #: (class id, a header's property octets) -> their JSON, filled and bounded by the session
+        self.properties_json: dict[tuple[int, bytes], str] = {}
 
 
 _CODECS: dict[str, Codec] = {}

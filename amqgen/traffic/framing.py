@@ -29,7 +29,7 @@ class Frame:
     """A frame found in a stream; ``decoded`` is the codec's frame object, or None with ``error`` set."""
 
     offset: int  # stream offset of its first octet
-    meta: Meta  # the packet its last octet arrived in
+    meta: Meta  # the packet that completed it in stream order (its last octet, or a hole's filler)
     ftype: int
     channel: int
     size: int  # payload octets

@@ -3,9 +3,10 @@
 Segments arrive in capture order. Each is placed by its sequence number relative to the next octet
 the stream expects (32-bit arithmetic, so wraparound needs no special case): octets already delivered
 (retransmissions, overlaps) are dropped, a segment ahead of the stream waits in a reorder buffer, and
-a segment that fills the hole releases what waited behind it. When the octets ahead of a hole pass
-``window`` (or the stream ends) the hole is a gap in the capture: it is reported once, with its size,
-and the stream goes on from the first octet after it. Memory is bounded by ``window`` plus one segment.
+a segment that fills the hole releases what waited behind it, reported at the filling segment's packet
+(that is when those octets reach the application, and where tshark reports them). When the octets
+ahead of a hole pass ``window`` (or the stream ends) the hole is a gap in the capture: it is reported
+once, with its size, and the stream goes on from the first octet after it. Memory is bounded by ``window`` plus one segment.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class Reassembler:
                 self._skip_hole(out)
             return out
         self._deliver(-rel, payload, missing, meta, out)
-        self._drain(out)
+        self._drain(out, meta)
         return out
 
     def flush(self) -> list[Event]:
@@ -116,7 +117,8 @@ class Reassembler:
         self.gap_bytes += size
         out.append(Gap(size, meta))
 
-    def _drain(self, out: list[Event]) -> None:
+    def _drain(self, out: list[Event], released_by: Meta | None = None) -> None:
+        """Deliver what waited and now follows on; ``released_by``: the packet that filled the hole."""
         assert self.next_seq is not None
         progress = True
         while progress and self._pending:
@@ -131,7 +133,7 @@ class Reassembler:
                 if rel + length <= 0:
                     self.duplicate_bytes += length
                 else:
-                    self._deliver(-rel, payload, missing, meta, out)
+                    self._deliver(-rel, payload, missing, released_by or meta, out)
                 progress = True
 
     def _skip_hole(self, out: list[Event]) -> None:

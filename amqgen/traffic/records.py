@@ -18,8 +18,9 @@ from typing import Any
 Column = tuple[str, str, str]  # name, kind, meaning
 
 FRAMES: tuple[Column, ...] = (
-    ("file", "string", "capture file the frame's last octet was read from"),
-    ("packet", "long", "packet number in that file (1-based, as tshark counts) of the frame's last octet"),
+    ("file", "string", "capture file of the packet that completed the frame"),
+    ("packet", "long", ("number (1-based) of the packet that completed the frame in stream order: the one with "
+                        "its last octet, or a later one that filled a hole before it (as tshark counts)")),
     ("ts", "ts", "that packet's timestamp"),
     ("connection", "string", "connection id: client ip:port > server ip:port"),
     ("direction", "string", "client-to-server or server-to-client"),

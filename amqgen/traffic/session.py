@@ -162,7 +162,7 @@ class Connection:
                 elif type(dec) is header_frame:
                     row = header_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
                                      dec[1], self.codec.class_names.get(dec[1]), dec[2],
-                                     self._properties_json(dec[3], it.raw), error)
+                                     self._properties_json(dec[1], dec[3], it.raw), error)
                 else:
                     row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
                                     names.get(it.ftype, str(it.ftype)), it.size, error)
@@ -182,17 +182,18 @@ class Connection:
             elif type(it) is Skipped:
                 self.skipped += it.size
 
-    def _properties_json(self, props: Any, raw: bytes | None) -> str:
+    def _properties_json(self, class_id: int, props: Any, raw: bytes | None) -> str:
         """A header's properties as JSON: the same octets give the same JSON, so it is looked up by
         them (publishers repeat their properties); the message row of the same header finds it by
         the properties object."""
-        text = _PROPERTIES_JSON.get(raw) if raw is not None else None
+        cache = self.codec.properties_json  # per codec and class: the octets mean what its property list says
+        text = cache.get((class_id, raw)) if raw is not None else None
         if text is None:
             text = to_json(_props(props))
             if raw is not None:
-                if len(_PROPERTIES_JSON) >= _CACHE_SIZE:
-                    _PROPERTIES_JSON.clear()
-                _PROPERTIES_JSON[raw] = text
+                if len(cache) >= _CACHE_SIZE:
+                    cache.clear()
+                cache[class_id, raw] = text
         if len(self._open_properties) >= _CACHE_SIZE:
             self._open_properties.clear()
         self._open_properties[id(props)] = (props, text)
@@ -253,7 +254,6 @@ def _props(props: Any) -> dict[str, Any]:
 
 
 _CACHE_SIZE = 4096
-_PROPERTIES_JSON: dict[bytes, str] = {}  # a header's property octets -> their JSON (bounded, per process)
 _ARGUMENTS: dict[type, Callable[[Any], str]] = {}
 
 
