@@ -264,11 +264,13 @@ def test_hostile_rewrites_decode_like_the_clean_capture(tmp: Any, tmp_path: Path
 
 
 def reorder_each_direction(pkts: list[Pkt]) -> list[Pkt]:
-    """Swap some data segments with the next one the same side sent, as loopback captures now and then
-    show them: the later octets first (held behind a hole), then the segment that fills the hole."""
+    """Swap some data segments with the next one of the same direction of the same connection, as loopback
+    captures now and then show them: the later octets first (held behind a hole), then the filler."""
     out = list(pkts)
-    for sport in {p.sport for p in pkts}:
-        idx = data_indexes(pkts, sport)
+    streams: dict[bytes, list[int]] = {}  # one direction of one connection: its ports
+    for i in data_indexes(pkts):
+        streams.setdefault(pkts[i].tcp[:4], []).append(i)
+    for idx in streams.values():
         for a, b in zip(idx[2::5], idx[3::5], strict=False):
             out[a], out[b] = out[b], out[a]
     return out
