@@ -6,7 +6,8 @@ the stream expects (32-bit arithmetic, so wraparound needs no special case): oct
 a segment that fills the hole releases what waited behind it, reported at the filling segment's packet
 (that is when those octets reach the application, and where tshark reports them). When the octets
 ahead of a hole pass ``window`` (or the stream ends) the hole is a gap in the capture: it is reported
-once, with its size, and the stream goes on from the first octet after it. Memory is bounded by ``window`` plus one segment.
+once, with its size, and the stream goes on from the first octet after it. Memory is bounded by
+``window`` plus one segment.
 """
 
 from __future__ import annotations
