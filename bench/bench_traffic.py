@@ -570,7 +570,8 @@ def scale_out(acct: Accounting, ref: Row, work: Path, workers: int, memory: str)
             if n not in (1, workers):
                 continue
             label = f"{n} worker" + ("s" if n > 1 else "")
-            print(f"cluster: {label} of 1 core, {ref.cap.name} ...", file=sys.stderr)
+            waited = cluster.settle()
+            print(f"cluster: {label} of 1 core (idle after {waited:.1f} s), {ref.cap.name} ...", file=sys.stderr)
             with Watch(cluster.pids, cluster.group) as watch:
                 o = amqgen_run(acct, ref.cap, cdir / f"out-{n}", cdir / "events" / str(n), cluster.url)
             o.cluster_cpu, o.cluster_rss = watch.cpu, watch.mem.peak

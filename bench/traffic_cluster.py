@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from traffic_measure import Accounting, Group
+from traffic_measure import Accounting, Group, Watch
 
 
 def free_port() -> int:
@@ -96,6 +96,22 @@ class Standalone:
                                     "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", "1",
                                     "--memory", self.worker_memory, "--work-dir", str(d)],
                     "Successfully registered with master")
+
+    def settle(self, idle: float = 0.05, window: float = 0.5, timeout: float = 60.0) -> float:
+        """Wait until the daemons have finished starting: a worker logs that it registered while its JVM
+        still compiles and collects for a second or more, on the cores the timed run then shares. Returns
+        when one ``window`` passes with the cluster's CPU under ``idle`` of a core (or at ``timeout``),
+        giving the seconds waited. Long-running daemons are idle when a job comes; so are these, now."""
+        watch = Watch(self.pids, self.group)
+        start = time.monotonic()
+        last = watch.cpu_seconds()
+        while time.monotonic() - start < timeout:
+            time.sleep(window)
+            now = watch.cpu_seconds()
+            if now - last < idle * window:
+                break
+            last = now
+        return time.monotonic() - start
 
     @property
     def pids(self) -> list[int]:

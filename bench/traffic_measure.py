@@ -338,7 +338,8 @@ class Watch:
     def _pids(self) -> list[int]:
         return self.group.pids() if self.group and (self.group.cpu or self.group.mem) else tree(self.roots)
 
-    def _ticks(self) -> float:
+    def cpu_seconds(self) -> float:
+        """CPU the watched processes have spent so far (the group's usage, or the trees' ticks)."""
         if self.group and self.group.cpu:
             return (self.group.cpu_ns() or 0) / 1e9
         # live trees' own and reaped children's time: the worker waits for its executors
@@ -349,7 +350,7 @@ class Watch:
         return self.mem.cpu_of(kind) - self._base.get(kind, 0.0)
 
     def __enter__(self) -> Watch:  # noqa: PYI034
-        self._start = self._ticks()
+        self._start = self.cpu_seconds()
         self._sampler = Sampler(self._pids)
         self._sampler.sample()  # the daemons' CPU so far, taken off cpu_of
         self._base = {k: self._sampler.mem.cpu_of(k) for k in ("java", "python", "other")}
@@ -358,5 +359,5 @@ class Watch:
 
     def __exit__(self, *exc: object) -> None:
         self._sampler.__exit__()
-        self.cpu = self._ticks() - self._start
+        self.cpu = self.cpu_seconds() - self._start
         self.mem = self._sampler.mem

@@ -5,6 +5,7 @@ tree (no timing asserted: the machine may be busy)."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -55,3 +56,24 @@ def test_the_scale_out_report_compares_each_stage_and_the_start() -> None:
     line = scaling(run(4.5, 33.0, 1.9), run(3.0, 16.5, 2.6), "2 workers")  # type: ignore[arg-type]
     assert line == ("Per stage, 1 worker to 2 workers: index the parts 4.5 s to 3.0 s (1.50x), decode 33.0 s to "
                     "16.5 s (2.00x); process start to first task 3.9 s to 4.6 s.")
+
+
+def test_the_cluster_settles_before_a_timed_run() -> None:
+    """``Standalone.settle`` returns only once the daemons stop using CPU: here a stand-in daemon that
+    computes for 0.6 s of CPU, then sleeps. Its CPU time when settle returns says whether settle waited."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from traffic_cluster import Standalone
+
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                             "while time.process_time() - t < 0.6: pass\ntime.sleep(60)"])
+    try:
+        cluster = Standalone.__new__(Standalone)  # the daemons only: no master started
+        cluster.procs, cluster.group = [busy], None
+        waited = cluster.settle(window=0.2, timeout=60)
+        stat = Path(f"/proc/{busy.pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        assert cpu >= 0.55 and waited < 60, (cpu, waited)
+    finally:
+        busy.kill()
+        busy.wait()
