@@ -64,8 +64,8 @@ def test_the_cluster_settles_before_a_timed_run() -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     from traffic_cluster import Standalone
 
-    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.process_time()\n"
-                             "while time.process_time() - t < 0.6: pass\ntime.sleep(60)"])
+    code = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\ntime.sleep(60)"
+    busy = subprocess.Popen([sys.executable, "-c", code])
     try:
         cluster = Standalone.__new__(Standalone)  # the daemons only: no master started
         cluster.procs, cluster.group = [busy], None
