@@ -98,10 +98,10 @@ class Standalone:
                     "Successfully registered with master")
 
     def settle(self, idle: float = 0.05, window: float = 0.5, timeout: float = 60.0) -> float:
-        """Wait until the daemons have finished starting: a worker logs that it registered while its JVM
-        still compiles and collects for a second or more, on the cores the timed run then shares. Returns
-        when one ``window`` passes with the cluster's CPU under ``idle`` of a core (or at ``timeout``),
-        giving the seconds waited. Long-running daemons are idle when a job comes; so are these, now."""
+        """Wait until the daemons are idle: a worker logs that it registered before its JVM has
+        necessarily finished starting, and a timed run should not share the cores with the rest of that
+        start (daemons that run for days are idle when a job comes). Returns when one ``window`` passes
+        with the cluster's CPU under ``idle`` of a core (or at ``timeout``), giving the seconds waited."""
         watch = Watch(self.pids, self.group)
         start = time.monotonic()
         last = watch.cpu_seconds()
