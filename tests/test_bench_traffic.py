@@ -5,7 +5,6 @@ tree (no timing asserted: the machine may be busy)."""
 from __future__ import annotations
 
 import math
-import os
 import re
 import subprocess
 import sys
@@ -63,6 +62,7 @@ def test_the_cluster_settles_before_a_timed_run() -> None:
     computes for 0.6 s of CPU, then sleeps. Its CPU time when settle returns says whether settle waited."""
     sys.path.insert(0, str(ROOT / "bench"))
     from traffic_cluster import Standalone
+    from traffic_measure import TICK, _stat
 
     code = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\ntime.sleep(60)"
     busy = subprocess.Popen([sys.executable, "-c", code])
@@ -70,9 +70,9 @@ def test_the_cluster_settles_before_a_timed_run() -> None:
         cluster = Standalone.__new__(Standalone)  # the daemons only: no master started
         cluster.procs, cluster.group = [busy], None
         waited = cluster.settle(window=0.2, timeout=60)
-        stat = Path(f"/proc/{busy.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2:].split()
-        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        st = _stat(busy.pid)
+        assert st is not None
+        cpu = st[3] / TICK  # its own user + system time
         assert cpu >= 0.55 and waited < 60, (cpu, waited)
     finally:
         busy.kill()

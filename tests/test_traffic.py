@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from traffic_fixtures import DATA, live_capture, ours_as_oracle, pipeline, rows_as_dicts, violations_capture
+from traffic_fixtures import DATA, Pipeline, live_capture, ours_as_oracle, pipeline, rows_as_dicts, violations_capture
 from traffic_tools import (
     Pkt,
     Rec,
@@ -34,7 +34,6 @@ from traffic_tools import (
     write_pcapng,
 )
 
-from amqgen.lower import load_spec
 from amqgen.traffic import capture
 from amqgen.traffic.records import CONNECTIONS, FRAMES, MESSAGES, VIOLATIONS
 
@@ -432,15 +431,9 @@ def test_synthetic_violations(tmp: Any, tmp_path: Path) -> None:
     assert last["body_received"] == 2 and last["routing_key"] == "k"
 
 
-def test_the_same_property_octets_of_two_classes_give_each_its_own_properties(tmp_path: Path) -> None:
+def test_the_same_property_octets_of_two_classes_give_each_its_own_properties(tmp: Any, tmp_path: Path) -> None:
     """0-9's basic and file classes both carry content, with different property lists: flags 0x1000 and one
     octet 2 are basic's delivery-mode but file's priority. Header frames are built here by hand."""
-    from amqgen.traffic import codec as traffic_codec
-    from amqgen.traffic import session
-
-    spec = load_spec(str(Path(__file__).resolve().parent.parent / "spec" / "amqp0-9.xml"))
-    traffic_codec.render_codec(spec, tmp_path / "codec")
-    gen = traffic_codec.load(traffic_codec.spec_facts(spec, traffic_codec.package_name(spec)), str(tmp_path / "codec"))
 
     def header(class_id: int) -> bytes:
         payload = struct.pack(">HHQH", class_id, 0, 0, 0x1000) + b"\x02"
@@ -448,8 +441,7 @@ def test_the_same_property_octets_of_two_classes_give_each_its_own_properties(tm
 
     path = tmp_path / "two-classes.pcap"
     synth_capture(path, [("c", b"AMQP\x01\x01\x00\x09"), ("c", header(60)), ("c", header(70)), ("c", header(60))])
-    rows = session.decode_segments(gen, session.Options(), [str(path)], [
-        s for part in capture.index_file(path, 0, 1 << 20).parts for s in capture.read_part(part)])
+    rows = Pipeline(tmp, str(Path(__file__).resolve().parent.parent / "spec" / "amqp0-9.xml")).run([path])
     props = [r["properties"] for r in rows_as_dicts(rows.frames, FRAMES) if r["frame_type"] == "header"]
     assert props == ['{"delivery_mode":2}', '{"priority":2}', '{"delivery_mode":2}']
 

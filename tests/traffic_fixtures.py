@@ -49,9 +49,9 @@ def violations_capture(tmp: Any) -> tuple[Path, list[str]]:
 class Pipeline:
     """The plain-Python stages over capture files: index, read, reassemble, decode, check."""
 
-    def __init__(self, tmp: Any) -> None:
-        self.spec = load_spec(SPEC_091_EXT)
-        root = _root(tmp) / "codec"
+    def __init__(self, tmp: Any, spec: str = SPEC_091_EXT) -> None:
+        self.spec = load_spec(spec)
+        root = _root(tmp) / "codec"  # each spec's package in a folder of its own name
         codec.render_codec(self.spec, root)
         self.codec = codec.load(codec.spec_facts(self.spec, codec.package_name(self.spec)), str(root))
 
