@@ -17,10 +17,12 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
+from .amqp0.model import Spec
+from .amqp0.schema import json_schema, to_json
 from .amqp10 import model as model10
-from .amqp10.loader import is_amqp10, load_spec10
+from .amqp10.loader import is_amqp10
+from .amqp10.loader import load_spec as load_spec10
 from .errors import AmqgenError, UsageError
-from .model import Spec
 from .project import RenderJob, SpecChoice
 from .render import (
     check_tree,
@@ -36,7 +38,6 @@ from .render import (
     write_file,
     write_tree,
 )
-from .schema import json_schema, to_json
 from .specs import available, overlays
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,7 +92,7 @@ def _load(spec_arg: SpecChoice | str | None, strict: bool) -> Spec:
     return spec_arg.load(strict)
 
 
-def _load_10(spec_arg: SpecChoice, strict: bool) -> model10.Spec10 | None:
+def _load_10(spec_arg: SpecChoice, strict: bool) -> model10.Spec | None:
     """The 1.0 model when the spec chosen is the AMQP 1.0 file set (a folder), else None."""
     path, overlay_files, project_strict = spec_arg.files()
     if not is_amqp10(path):
@@ -101,7 +102,7 @@ def _load_10(spec_arg: SpecChoice, strict: bool) -> model10.Spec10 | None:
     return load_spec10(path, strict=strict or project_strict)
 
 
-def _validate_10(spec: model10.Spec10) -> None:
+def _validate_10(spec: model10.Spec) -> None:
     choices = sum(len(r.choices) for r in spec.restricted)
     click.echo(
         f"{spec.name}: AMQP {spec.family} ({len(spec.files)} files), {len(spec.primitives)} primitive types "
@@ -113,7 +114,7 @@ def _validate_10(spec: model10.Spec10) -> None:
         click.echo(w.format(), err=True)
 
 
-def _inspect_10(spec: model10.Spec10) -> None:
+def _inspect_10(spec: model10.Spec) -> None:
     for w in spec.warnings:
         click.echo(w.format(), err=True)
     click.echo(f"{spec.name} AMQP {spec.family} port {spec.definition('PORT').value} sha256 {spec.sha256}")
@@ -144,7 +145,7 @@ def _warn(spec: Spec) -> None:
         click.echo(w.format(), err=True)
 
 
-def _warn_count(spec: Spec | model10.Spec10) -> None:
+def _warn_count(spec: Spec | model10.Spec) -> None:
     # A build step wants one line, not the whole list; `amqgen validate` prints them all.
     if spec.warnings:
         n = len(spec.warnings)
@@ -287,13 +288,13 @@ def render_cmd(lang: str | None, out: Path | None, spec_arg: SpecChoice, strict:
         inputs.append(project.path)
     spec_file, overlay_files, _ = spec_arg.files()
     inputs[:0] = [spec_file, *overlay_files]
-    spec: Spec | model10.Spec10 = _load_10(spec_arg, strict) or _load(spec_arg, strict)
+    spec: Spec | model10.Spec = _load_10(spec_arg, strict) or _load(spec_arg, strict)
     drift = [_render_job(job, spec, inputs, check, list_outputs) for job in jobs]
     if any(drift):
         sys.exit(1)
 
 
-def _render_job(job: RenderJob, spec: Spec | model10.Spec10, inputs: list[Path], check: bool,
+def _render_job(job: RenderJob, spec: Spec | model10.Spec, inputs: list[Path], check: bool,
                 list_outputs: bool) -> bool:
     """One pack into one directory; True when --check found drift."""
     packs = discover(job.templates)
@@ -377,7 +378,7 @@ def packs_cmd(templates: tuple[Path, ...]) -> None:
 def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | None, as_schema: bool) -> None:
     """Write the conformance corpus of a spec: method, properties, frame and table cases with their exact
     octets, and malformed octets with the kind of error a decoder must raise (docs/vectors.md)."""
-    from . import vectors
+    from .amqp0 import vectors
     from .amqp10 import vectors as vectors10
     from .errors import UsageError
 
@@ -456,8 +457,10 @@ def diff_cmd(old_arg: str, new_arg: str, as_json: bool, new_overlays: tuple[str,
              old_overlays: tuple[str, ...]) -> None:
     """What changed from spec OLD to spec NEW (paths or names). Exit 0: nothing breaks wire
     compatibility; 1: something does; 2: bad input."""
-    from .amqp10.diff import diff_specs10, to_json10, to_text10
-    from .diff import diff_specs, to_json, to_text
+    from .amqp0.diff import diff_specs, to_json, to_text
+    from .amqp10.diff import diff_specs as diff_specs10
+    from .amqp10.diff import to_json as to_json10
+    from .amqp10.diff import to_text as to_text10
 
     old10 = _load_10(SpecChoice(old_arg, old_overlays, use_project=False), False)
     new10 = _load_10(SpecChoice(new_arg, new_overlays, use_project=False), False)

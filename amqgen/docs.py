@@ -22,9 +22,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from .amqp0.grammar import linked
+from .amqp0.model import Assert, Class, Constant, Domain, Field, Method, Rule, Spec
 from .errors import Diagnostic, Location, RenderError
-from .grammar import linked
-from .model import Assert, Class, Constant, Domain, Field, Method, Rule, Spec
 
 BlockKind = str  # "p": a paragraph to reflow; "pre": lines whose layout matters
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .amqp0.model import Spec
 from .errors import Location, NamingError
-from .model import Spec
 
 PYTHON_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(
     n for n in dir(builtins) if not n.startswith("_")

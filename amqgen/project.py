@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .amqp0.lower import load_spec
+from .amqp0.model import Spec
 from .amqp10.loader import is_amqp10
 from .errors import Location, UsageError
-from .lower import load_spec
-from .model import Spec
 from .specs import resolve, resolve_overlay
 
 PROJECT_FILE = "amqgen.toml"

@@ -24,17 +24,18 @@ from typing import Any
 
 import jinja2
 
-from . import __version__, wire
-from . import vectors as vectors_module
+from . import __version__
+from .amqp0 import vectors as vectors_module
+from .amqp0 import wire
+from .amqp0.behaviour import behaviour_plan
+from .amqp0.model import Class, Method, Spec
+from .amqp0.plan import codec_plan
 from .amqp10 import vectors as vectors10
-from .amqp10.model import Spec10
-from .amqp10.plan import codec_plan10
-from .behaviour import behaviour_plan
+from .amqp10.model import Spec as Spec10
+from .amqp10.plan import codec_plan as codec_plan10
 from .errors import Location, RenderError
-from .model import Class, Method, Spec
 from .naming import Naming
 from .notice import GENERATED_MARK, notice
-from .plan import codec_plan
 from .specs import data_dir
 
 FANOUTS = ("spec", "class", "content-class", "method")

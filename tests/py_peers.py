@@ -23,8 +23,8 @@ import pika.amqp_object
 import pika.spec
 from pytarget import SPEC_091_EXT
 
-from amqgen.lower import load_spec
-from amqgen.model import Field, Method
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Field, Method
 from amqgen.naming import Naming
 
 SPEC = load_spec(SPEC_091_EXT)

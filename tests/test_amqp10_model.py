@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 
 from amqgen.amqp10 import wire
-from amqgen.amqp10.loader import load_spec10
-from amqgen.amqp10.model import Composite, Restricted, Spec10, json_schema, to_json
+from amqgen.amqp10.loader import load_spec as load_spec10
+from amqgen.amqp10.model import Composite, Restricted, Spec as Spec10, json_schema, to_json
 from amqgen.errors import SpecError, StrictError
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from proton_peer import norm, proton_decode, proton_encode, same
 
 from amqgen.amqp10 import refcodec as ref
-from amqgen.amqp10.loader import load_spec10
-from amqgen.amqp10.model import Composite, Restricted, Spec10
+from amqgen.amqp10.loader import load_spec as load_spec10
+from amqgen.amqp10.model import Composite, Restricted, Spec as Spec10
 from amqgen.amqp10.refcodec import Array, Described, Typed
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")

@@ -21,7 +21,7 @@ from proton_peer import norm, proton_decode, same
 
 from amqgen.amqp10 import refcodec as ref
 from amqgen.amqp10 import vectors as v10
-from amqgen.amqp10.loader import load_spec10
+from amqgen.amqp10.loader import load_spec as load_spec10
 from amqgen.amqp10.refcodec import Typed
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")

@@ -1,4 +1,4 @@
-"""Class grammars parsed into productions (amqgen.grammar) and the behaviour plan (amqgen.behaviour).
+"""Class grammars parsed into productions (amqgen.amqp0.grammar) and the behaviour plan (amqgen.amqp0.behaviour).
 
 Expected structures are written here by hand from the XML (the grammars printed in the spec files); the plan is
 held against the spec's own two sources: where a spec has grammars, the (request, reply) pairs they write and the
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
-from amqgen.behaviour import behaviour_plan
+from amqgen.amqp0.behaviour import behaviour_plan
 from amqgen.errors import Diagnostic
-from amqgen.grammar import format_expr
-from amqgen.lower import load_spec
-from amqgen.model import Choice, NonTerminal, Repeat, Sequence, Spec, Terminal
+from amqgen.amqp0.grammar import format_expr
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Choice, NonTerminal, Repeat, Sequence, Spec, Terminal
 from amqgen.specs import resolve
 
 BUNDLED = str(ROOT / "spec" / "amqp0-9.xml")

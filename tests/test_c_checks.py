@@ -16,9 +16,9 @@ from ctarget import STRICT, compile_c, render, run
 from javatarget import cases
 from pytarget import ROOT, SPEC_091_EXT, import_package
 
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 from amqgen.naming import Naming
-from amqgen.policy import POLICIES, checks
+from amqgen.amqp0.policy import POLICIES, checks
 from amqgen.render import _c_string
 
 STRINGS = ["", "x", "a-b", "a@b", "a/b", "a\nb", "ab\n", "/a\n", "/", "//", "/vhost", "/a/b", "/a/", "amq.direct",

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
 import cbuild
 import gen_interop
 
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 
 ROUNDS = 300
 SEED = "20261123"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from pytarget import SPEC_091_EXT
 
-from amqgen import vectors
-from amqgen.lower import load_spec
+from amqgen.amqp0 import vectors
+from amqgen.amqp0.lower import load_spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
 import cbuild

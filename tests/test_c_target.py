@@ -3,7 +3,7 @@ table dialects.
 
 Every rendering (with the conformance tests option) compiles with gcc and clang under
 ``-std=c99 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror``; its generated runner passes the whole
-``amqgen vectors`` corpus (expected octets from amqgen/refcodec.py, decoded values compared with text computed
+``amqgen vectors`` corpus (expected octets from amqgen/amqp0/refcodec.py, decoded values compared with text computed
 from the corpus's values) and round trips of every method and properties class, also under AddressSanitizer
 and UndefinedBehaviorSanitizer. The output is clang-format clean and deterministic, every file names its
 generator and spec, CMake builds and installs it and a program links it through pkg-config, the fuzz targets
@@ -29,9 +29,9 @@ from javatarget import Case, cases
 from pytarget import ROOT
 
 from amqgen import __version__
-from amqgen import vectors as vectors_module
-from amqgen.lower import load_spec
-from amqgen.wire import TYPE_CODES
+from amqgen.amqp0 import vectors as vectors_module
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.wire import TYPE_CODES
 
 CASES = cases()
 IDS = [c.key for c in CASES]

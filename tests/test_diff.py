@@ -14,7 +14,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 from lxml import etree
 
-from amqgen.diff import KINDS
+from amqgen.amqp0.diff import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -578,7 +578,7 @@ def html10(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_1_0_reference_shows_every_type_with_links_that_resolve(html10: Path, tmp_path: Path) -> None:
-    from amqgen.amqp10.loader import load_spec10
+    from amqgen.amqp10.loader import load_spec as load_spec10
 
     spec = load_spec10(SPEC10)
     text = html10.read_text(encoding="utf-8")

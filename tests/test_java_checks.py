@@ -14,9 +14,9 @@ from types import ModuleType
 from javatarget import Build, tool
 from pytarget import SPEC_091_EXT
 
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 from amqgen.naming import Naming
-from amqgen.policy import POLICIES, checks
+from amqgen.amqp0.policy import POLICIES, checks
 
 STRINGS = ["", "x", "a-b", "a@b", "a/b", "/", "/vhost", "amq.direct", "ok.name:1", "x" * 127, "x" * 128,
            "\u00e9" * 64, "x" * 255]

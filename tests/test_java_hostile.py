@@ -14,8 +14,8 @@ from pathlib import Path
 from javatarget import Build, java
 from pytarget import SPEC_091_EXT
 
-from amqgen import vectors
-from amqgen.lower import load_spec
+from amqgen.amqp0 import vectors
+from amqgen.amqp0.lower import load_spec
 
 CASES = 20000
 

@@ -14,7 +14,7 @@ import re
 from javatarget import CLIENT_JAR, Build, jar, java
 from pytarget import SPEC_091_EXT
 
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 
 ROUNDS = 200
 

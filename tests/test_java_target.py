@@ -33,7 +33,7 @@ from javatarget import (
 from pytarget import ROOT
 
 from amqgen import __version__
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 
 CASES = cases()
 IDS = [c.key for c in CASES]

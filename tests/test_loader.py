@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from amqgen.lower import canon, load_spec
-from amqgen.model import Spec
+from amqgen.amqp0.lower import canon, load_spec
+from amqgen.amqp0.model import Spec
 from amqgen.specs import DEBIAN_SPECS, FOLDERS, UNSUPPORTED, debian_root
 
 ROOT = Path(__file__).resolve().parent.parent

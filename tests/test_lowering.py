@@ -10,9 +10,9 @@ from typing import Any
 import pika.spec
 import pytest
 
-from amqgen.lower import load_spec
-from amqgen.model import Method, Spec
-from amqgen.plan import codec_plan
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Method, Spec
+from amqgen.amqp0.plan import codec_plan
 from specgen import spec_text, write
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from amqgen.errors import NamingError
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 from amqgen.naming import LANGUAGES, Naming
 from specgen import line_of, spec_text, write
 

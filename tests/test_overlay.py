@@ -30,8 +30,8 @@ from test_bad_input import CASES as HOSTILE_SPECS
 
 from amqgen.cli import main
 from amqgen.errors import ConflictError, Location, SpecError
-from amqgen.lower import load_spec
-from amqgen.model import Field, Method, Spec
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Field, Method, Spec
 from amqgen.specs import DEBIAN_SPECS, debian_root
 
 RABBITMQ_TEXT = RABBITMQ_OVERLAY.read_text(encoding="utf-8")

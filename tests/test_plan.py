@@ -1,7 +1,7 @@
-"""The codec plan (amqgen/plan.py) against the reference codec's own encodings, for every method and content
+"""The codec plan (amqgen/amqp0/plan.py) against the reference codec's own encodings, for every method and content
 class of every spec the targets cover.
 
-The reference codec (amqgen/refcodec.py) does not read the plan: it walks the model's fields itself. So every
+The reference codec (amqgen/amqp0/refcodec.py) does not read the plan: it walks the model's fields itself. So every
 size, offset, mask and prefix width the plan states is measured here on octets it did not produce.
 """
 
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from javatarget import Case, cases
 
-from amqgen import refcodec as ref
-from amqgen.lower import load_spec
-from amqgen.model import Field, Spec
-from amqgen.plan import CodecPlan, codec_plan
+from amqgen.amqp0 import refcodec as ref
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Field, Spec
+from amqgen.amqp0.plan import CodecPlan, codec_plan
 
 CASES = cases()
 DIALECT = "rabbitmq"

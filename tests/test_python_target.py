@@ -36,8 +36,8 @@ from pytarget import RABBITMQ_OVERLAY, ROOT, SPEC_091, SPEC_091_EXT
 from specgen import spec_text, write
 
 from amqgen import __version__
-from amqgen.lower import load_spec
-from amqgen.model import Spec
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Spec
 from amqgen.specs import DEBIAN_SPECS, debian_root
 
 VENV_BIN = Path(sys.executable).parent

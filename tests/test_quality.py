@@ -42,19 +42,37 @@ def test_layers_kept() -> None:
 
 
 def test_layers_catch_an_upward_import(tmp_path: Path) -> None:
-    """The contract can fail: vectors importing from render again (the cycle it once had) breaks it, and so
-    does the model reaching up to the CLI."""
+    """The contract can fail: vectors importing from render again (the cycle it once had) breaks it, so does
+    the model reaching up to the CLI, and so does one family reaching into the other."""
     shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
-    vectors = tmp_path / "amqgen" / "vectors.py"
-    vectors.write_text(vectors.read_text() + "\nfrom .render import discover  # planted\n")
+    vectors = tmp_path / "amqgen" / "amqp0" / "vectors.py"
+    vectors.write_text(vectors.read_text() + "\nfrom ..render import discover  # planted\n")
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0, proc.stdout
-    assert "amqgen.vectors is not allowed to import amqgen.render" in proc.stdout, proc.stdout
-    assert "amqgen.render -> amqgen.vectors" in proc.stdout or "amqgen.vectors -> amqgen.render" in proc.stdout
+    assert "amqgen.amqp0 is not allowed to import amqgen.render" in proc.stdout, proc.stdout
+    assert "- amqgen.amqp0.vectors -> amqgen.render (l." in proc.stdout, proc.stdout
 
     shutil.rmtree(tmp_path / "amqgen")
     shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
-    model = tmp_path / "amqgen" / "model.py"
-    model.write_text(model.read_text() + "\nfrom . import cli  # planted\n")
+    model = tmp_path / "amqgen" / "amqp0" / "model.py"
+    model.write_text(model.read_text() + "\nfrom .. import cli  # planted\n")
     proc = lint_imports(tmp_path)
-    assert proc.returncode != 0 and "amqgen.model is not allowed to import amqgen.cli" in proc.stdout, proc.stdout
+    assert proc.returncode != 0 and "amqgen.amqp0 is not allowed to import amqgen.cli" in proc.stdout, proc.stdout
+    assert "- amqgen.amqp0.model -> amqgen.cli (l." in proc.stdout, proc.stdout
+
+    shutil.rmtree(tmp_path / "amqgen")
+    shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
+    plan10 = tmp_path / "amqgen" / "amqp10" / "plan.py"
+    plan10.write_text(plan10.read_text() + "\nfrom ..amqp0 import wire as wire0  # planted\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0, proc.stdout
+    assert "amqgen.amqp10 is not allowed to import amqgen.amqp0" in proc.stdout, proc.stdout
+    assert "- amqgen.amqp10.plan -> amqgen.amqp0.wire (l." in proc.stdout, proc.stdout
+
+    shutil.rmtree(tmp_path / "amqgen")
+    shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
+    wire = tmp_path / "amqgen" / "amqp0" / "wire.py"
+    wire.write_text(wire.read_text() + "\nfrom . import plan  # planted\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0 and "amqgen.amqp0.wire is not allowed to import amqgen.amqp0.plan" in proc.stdout, (
+        proc.stdout)

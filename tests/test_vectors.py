@@ -22,9 +22,9 @@ from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 from specgen import spec_text, write
 from vector_peers import GAP_REASONS, Report, check_frames, check_methods, check_properties, check_tables, peer_rejects
 
-from amqgen import refcodec, vectors
-from amqgen.lower import load_spec
-from amqgen.model import Spec
+from amqgen.amqp0 import refcodec, vectors
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Spec
 
 PEER_SPECS = {"official-0-9-1": SPEC_091, "rabbitmq-0-9-1-extended": SPEC_091_EXT}
 

@@ -15,7 +15,7 @@ from pytarget import SPEC_091_EXT, import_package
 from traffic_clients import record_clean, record_violations
 from traffic_tools import OFrame
 
-from amqgen.lower import load_spec
+from amqgen.amqp0.lower import load_spec
 from amqgen.traffic import capture, codec, session
 
 DATA = Path(__file__).resolve().parent / "data" / "traffic"

@@ -18,8 +18,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..diff import Change, to_text_lines
-from .model import Composite, Field, Primitive, Restricted, Spec10
+from ..amqp0.diff import Change, to_text_lines
+from .model import Composite, Field, Primitive, Restricted, Spec
 
 FORMAT = "amqgen-diff"
 VERSION = 1
@@ -38,9 +38,9 @@ KINDS: dict[str, str] = {
 
 
 @dataclass
-class Diff10:
-    old: Spec10
-    new: Spec10
+class Diff:
+    old: Spec
+    new: Spec
     changes: list[Change] = field(default_factory=list)
 
     @property
@@ -52,8 +52,8 @@ class Diff10:
         self.changes.append(Change(kind, path, breaking, detail, old, new))
 
 
-def diff_specs10(old: Spec10, new: Spec10) -> Diff10:
-    d = Diff10(old, new)
+def diff_specs(old: Spec, new: Spec) -> Diff:
+    d = Diff(old, new)
     ot, nt = old.type_by_name(), new.type_by_name()
     for name, t in ot.items():
         if name not in nt:
@@ -98,7 +98,7 @@ def _cls(t: Primitive | Composite | Restricted) -> str:
     return {Primitive: "primitive", Composite: "composite", Restricted: "restricted"}[type(t)]
 
 
-def _descriptor(d: Diff10, name: str, t: Composite | Restricted, u: Composite | Restricted) -> None:
+def _descriptor(d: Diff, name: str, t: Composite | Restricted, u: Composite | Restricted) -> None:
     a = None if t.descriptor is None else (t.descriptor.name, t.descriptor.code)
     b = None if u.descriptor is None else (u.descriptor.name, u.descriptor.code)
     if a != b:
@@ -106,13 +106,13 @@ def _descriptor(d: Diff10, name: str, t: Composite | Restricted, u: Composite | 
               list(a) if a else None, list(b) if b else None)
 
 
-def _provides(d: Diff10, name: str, a: tuple[str, ...], b: tuple[str, ...]) -> None:
+def _provides(d: Diff, name: str, a: tuple[str, ...], b: tuple[str, ...]) -> None:
     if set(a) != set(b):
         d.add("provides-changed", name, False, f"{name} provides {', '.join(a) or 'nothing'} -> "
               f"{', '.join(b) or 'nothing'}", list(a), list(b))
 
 
-def _encodings(d: Diff10, t: Primitive, u: Primitive) -> None:
+def _encodings(d: Diff, t: Primitive, u: Primitive) -> None:
     oe, ne = {e.code: e for e in t.encodings}, {e.code: e for e in u.encodings}
     for code, e in oe.items():
         path = f"{t.name}.0x{code:02x}"
@@ -127,14 +127,14 @@ def _encodings(d: Diff10, t: Primitive, u: Primitive) -> None:
             d.add("encoding-added", f"{u.name}.0x{code:02x}", False, f"{u.name} gains constructor 0x{code:02x}")
 
 
-def _prim(spec: Spec10, type_name: str) -> str:
+def _prim(spec: Spec, type_name: str) -> str:
     t = spec.type_by_name().get(type_name)
     if isinstance(t, Restricted):
         return t.primitive
     return type_name  # a primitive, a composite's own name, or "*"
 
 
-def _fields(d: Diff10, old: Spec10, new: Spec10, t: Composite, u: Composite) -> None:
+def _fields(d: Diff, old: Spec, new: Spec, t: Composite, u: Composite) -> None:
     of, nf = list(t.fields), list(u.fields)
     by_new = {f.name: i for i, f in enumerate(nf)}
     matched: dict[int, int] = {}
@@ -166,7 +166,7 @@ def _fields(d: Diff10, old: Spec10, new: Spec10, t: Composite, u: Composite) -> 
         d.add("field-added", f"{u.name}.{f.name}", breaking, f"{u.name}.{f.name} added at position {j} ({why})")
 
 
-def _field(d: Diff10, old: Spec10, new: Spec10, path: str, a: Field, b: Field) -> None:
+def _field(d: Diff, old: Spec, new: Spec, path: str, a: Field, b: Field) -> None:
     if a.type != b.type:
         same = _prim(old, a.type) == _prim(new, b.type)
         d.add("field-type-renamed" if same else "field-retyped", path, not same,
@@ -185,7 +185,7 @@ def _field(d: Diff10, old: Spec10, new: Spec10, path: str, a: Field, b: Field) -
               f"{', '.join(b.requires)}", list(a.requires), list(b.requires))
 
 
-def _choices(d: Diff10, name: str, t: Restricted, u: Restricted) -> None:
+def _choices(d: Diff, name: str, t: Restricted, u: Restricted) -> None:
     oc, nc = {c.name: c.value for c in t.choices}, {c.name: c.value for c in u.choices}
     for k, v in oc.items():
         if k not in nc:
@@ -197,11 +197,11 @@ def _choices(d: Diff10, name: str, t: Restricted, u: Restricted) -> None:
             d.add("choice-added", f"{name}.{k}", False, f"{name} gains choice {k} ({v!r})", None, v)
 
 
-def _side(s: Spec10) -> dict[str, Any]:
+def _side(s: Spec) -> dict[str, Any]:
     return {"name": s.name, "sha256": s.sha256, "family": s.family, "files": [f.name for f in s.files]}
 
 
-def to_json10(d: Diff10) -> str:
+def to_json(d: Diff) -> str:
     kinds: dict[str, int] = {}
     for c in d.changes:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
@@ -211,6 +211,6 @@ def to_json10(d: Diff10) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def to_text10(d: Diff10) -> str:
+def to_text(d: Diff) -> str:
     head = f"amqgen diff {d.old.path} (1-0) -> {d.new.path} (1-0)"
     return "\n".join([head, *to_text_lines(d.changes)]) + "\n"

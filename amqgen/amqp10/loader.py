@@ -26,7 +26,7 @@ from .model import (
     Field,
     Primitive,
     Restricted,
-    Spec10,
+    Spec,
     SpecFile,
 )
 
@@ -43,7 +43,7 @@ FLOAT_TYPES = {"float", "double"}
 
 
 def is_amqp10(path: str | Path) -> bool:
-    """A folder holding the 1.0 file set (the caller loads it with :func:`load_spec10`)."""
+    """A folder holding the 1.0 file set (the caller loads it with :func:`load_spec`)."""
     p = Path(path)
     return p.is_dir() and _part_file(p, "types") is not None and _part_file(p, "transport") is not None
 
@@ -229,7 +229,7 @@ def _typed(raw: str, primitive: str, where: Location) -> Any:
     return raw
 
 
-def load_spec10(folder: str | Path, *, strict: bool = False) -> Spec10:
+def load_spec(folder: str | Path, *, strict: bool = False) -> Spec:
     """The 1.0 model of the file set in ``folder``. With ``strict``, any warning is an error."""
     from ..errors import StrictError
 
@@ -302,7 +302,7 @@ def load_spec10(folder: str | Path, *, strict: bool = False) -> Spec10:
                         f"field {c.name}.{f.name} requires {a!r}, which no type provides",
                         "the field accepts any value until a type provides it", f.location))
     digest = hashlib.sha256("".join(f"{f.name}:{f.sha256}\n" for f in r.files).encode()).hexdigest()
-    spec = Spec10(
+    spec = Spec(
         name="amqp-1.0",
         path=shown,
         files=tuple(r.files),

@@ -114,7 +114,7 @@ class SpecFile:
 
 
 @dataclass(frozen=True)
-class Spec10:
+class Spec:
     name: str  # "amqp-1.0"
     path: str  # the folder, as the user named it
     files: tuple[SpecFile, ...]
@@ -165,7 +165,7 @@ def _loc(loc: Location) -> dict[str, Any]:
     return {"file": loc.file.rsplit("/", 1)[-1], "line": loc.line}
 
 
-def to_json(spec: Spec10) -> dict[str, Any]:
+def to_json(spec: Spec) -> dict[str, Any]:
     """The model as JSON-ready data (``amqgen inspect --json --spec 1-0``); file names without folders, so the
     output does not depend on where the spec is installed."""
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..errors import Location, SpecError
 from . import wire
-from .model import Composite, Restricted, Spec10
+from .model import Composite, Restricted, Spec
 from .refcodec import MAX_DEPTH  # every 1.0 decoder's nesting bound: the corpus's limit
 
 FieldKind = Literal["primitive", "composite", "any"]
@@ -67,7 +67,7 @@ class RestrictedPlan:
 
 
 @dataclass(frozen=True)
-class Plan10:
+class Plan:
     constructors: tuple[Constructor, ...]
     described: tuple[DescribedPlan, ...]
     restricted: tuple[RestrictedPlan, ...]  # the undescribed ones (choices, or a name for a primitive)
@@ -85,10 +85,10 @@ class Plan10:
         return {d.name: d for d in self.described}
 
 
-_PLANS: dict[int, tuple[Spec10, Plan10]] = {}  # by the model's identity (a Spec10 holds a dict: no hash)
+_PLANS: dict[int, tuple[Spec, Plan]] = {}  # by the model's identity (a Spec holds a dict: no hash)
 
 
-def codec_plan10(spec: Spec10) -> Plan10:
+def codec_plan(spec: Spec) -> Plan:
     """The plan of ``spec``, computed once per model object (a second call gives the same object)."""
     hit = _PLANS.get(id(spec))
     if hit is None or hit[0] is not spec:
@@ -96,7 +96,7 @@ def codec_plan10(spec: Spec10) -> Plan10:
     return hit[1]
 
 
-def _build(spec: Spec10) -> Plan10:
+def _build(spec: Spec) -> Plan:
     types = spec.type_by_name()
     constructors = tuple(
         Constructor(e.code, "array" if e.category == "array" else p.name, e.category, e.width, e.name or p.name)
@@ -131,7 +131,7 @@ def _build(spec: Spec10) -> Plan10:
     missing = [n for n in order if n not in sections]
     if missing:  # the section names are fixed knowledge (3.2); a spec that lost one cannot make a message codec
         raise SpecError(f"message sections {missing} are not described types of this file set", Location(spec.path))
-    return Plan10(
+    return Plan(
         constructors=constructors,
         described=tuple(described),
         restricted=restricted,

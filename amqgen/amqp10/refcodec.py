@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Composite, Restricted, Spec10
+from .model import Composite, Restricted, Spec
 
 MAX_DEPTH = 100  # containers and described values nested deeper are refused (a decoder's stack is bounded)
 
@@ -366,7 +366,7 @@ def decode(data: bytes) -> Value:
 class Composites:
     """Encodes and decodes the spec's composite types from field values given by name."""
 
-    def __init__(self, spec: Spec10) -> None:
+    def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.types = spec.type_by_name()
         self.by_code = {c.descriptor.code: c for c in spec.composites}
@@ -519,7 +519,7 @@ _SECTION_RANK = {"header": 0, "delivery-annotations": 1, "message-annotations": 
                  "application-properties": 4, "data": 5, "amqp-sequence": 5, "amqp-value": 5, "footer": 6}
 
 
-def read_message(spec: Spec10, data: bytes) -> list[tuple[str, Value]]:
+def read_message(spec: Spec, data: bytes) -> list[tuple[str, Value]]:
     """A message's sections, each (name, its described value), in order; out of order is an error."""
     sections: list[Composite | Restricted] = [*spec.composites, *spec.restricted]
     names = {t.descriptor.code: t.name for t in sections if t.descriptor is not None and "section" in t.provides}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Composite, Primitive, Restricted, Spec10
+from .model import Composite, Primitive, Restricted, Spec
 
 PART_TITLES = {"types": "Types", "transport": "Transport", "messaging": "Messaging", "security": "Security",
                "transactions": "Transactions"}
@@ -49,13 +49,13 @@ class TypeView:
 
 @dataclass(frozen=True)
 class Reference:
-    spec: Spec10
+    spec: Spec
     parts: tuple[tuple[str, str, tuple[TypeView, ...]], ...]  # (part, title, types in spec order)
     archetypes: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]  # (name, anchor, providers)
     definitions: tuple[tuple[str, str, str, str], ...]  # (name, anchor, value, part)
 
 
-def build(spec: Spec10) -> Reference:
+def build(spec: Spec) -> Reference:
     types = spec.type_by_name()
 
     def link(name: str) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import AmqgenError
 from . import refcodec as ref
 from . import wire
-from .model import Composite, Restricted, Spec10
+from .model import Composite, Restricted, Spec
 from .refcodec import Array, Described, Typed
 
 FORMAT = "amqgen-vectors"
@@ -154,7 +154,7 @@ def _equivalents(v: ref.Value, canonical: bytes) -> list[bytes]:
     return [e for i, e in enumerate(out) if e != canonical and e not in out[:i]]
 
 
-def _sample(c: ref.Composites, spec: Spec10, ftype: str, multiple: bool, requires: tuple[str, ...],
+def _sample(c: ref.Composites, spec: Spec, ftype: str, multiple: bool, requires: tuple[str, ...],
             depth: int = 0) -> ref.Value:
     """A value for a field: a choice, a described section, a nested composite (its mandatory fields), or a
     primitive's pattern; ``multiple`` fields get an array of two."""
@@ -192,7 +192,7 @@ def _single(v: ref.Value) -> ref.Value:
 
 
 class Builder:
-    def __init__(self, spec: Spec10) -> None:
+    def __init__(self, spec: Spec) -> None:
         self.spec = spec
         self.c = ref.Composites(spec)
         self.ids: set[str] = set()
@@ -403,7 +403,7 @@ class Builder:
         raise AssertionError(f"malformed case labelled {kind} reads without error: {data.hex()}")
 
 
-def corpus(spec: Spec10) -> dict[str, Any]:
+def corpus(spec: Spec) -> dict[str, Any]:
     from .. import __version__
     from ..notice import notice
 

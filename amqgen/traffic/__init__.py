@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..amqp0.model import Spec
 from ..errors import AmqgenError, UsageError
-from ..model import Spec
 
 POLICIES = ("rabbitmq", "portable", "spec")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import Spec
+from ..amqp0.model import Spec
 
 
 @dataclass(frozen=True)

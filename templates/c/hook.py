@@ -1,7 +1,7 @@
 """The C target's hook: its type map, the C identifiers of the pack's fixed API, and the codec plans
 the templates format (one bounds check per run of fixed-size fields, bit groups, flag words).
 
-Shared facts come from the model (slots, segments, flag words), ``amqgen.wire`` and ``amqgen.policy``;
+Shared facts come from the model (slots, segments, flag words), ``amqgen.amqp0.wire`` and ``amqgen.amqp0.policy``;
 this file only maps them to C.
 """
 
@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen import refcodec as ref
-from amqgen.plan import codec_plan
-from amqgen.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
-from amqgen.vectors import ERROR_KINDS, table_from_json
-from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
+from amqgen.amqp0 import refcodec as ref
+from amqgen.amqp0.plan import codec_plan
+from amqgen.amqp0.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
+from amqgen.amqp0.vectors import ERROR_KINDS, table_from_json
+from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
 
 #: wire type -> C type of a struct member
 C_TYPE = {
@@ -100,7 +100,7 @@ class CMethod:
     fn: str  # function name stem: P_basic_publish
     const: str  # PU_BASIC_PUBLISH
     member: str  # basic_publish, in P_method_t's union
-    plan: Any  # amqgen.plan.MethodPlan: runs, dispatch key
+    plan: Any  # amqgen.amqp0.plan.MethodPlan: runs, dispatch key
     fields: list[CField]
     f: dict[str, CField]  # by canonical name, for the plan's fields
     checks: list[dict[str, Any]]
@@ -114,7 +114,7 @@ class CProperties:
     member: str
     const: str  # PU_CLASS_BASIC
     fields: list[CField]
-    plan: Any  # amqgen.plan.PropertiesPlan: flag words
+    plan: Any  # amqgen.amqp0.plan.PropertiesPlan: flag words
 
 
 class Planner:
@@ -385,7 +385,7 @@ def writer_calls(p: str, tv: dict[str, Any], dialect: str) -> list[str]:
             out += writer_calls(p, item, dialect)
         return out + [f"{p}_table_end_array(&w);"]
     if kind == "int":
-        signed = ref.int_codes(dialect)[code][1]  # the reference codec's own table, not amqgen.wire's
+        signed = ref.int_codes(dialect)[code][1]  # the reference codec's own table, not amqgen.amqp0.wire's
         n = int(v)
         lit = (f"INT64_C({n})" if n != -(2 ** 63) else "INT64_MIN") if signed else f"UINT64_C({n})"
         stmt = f"fv.v.{'i' if signed else 'u'} = {lit};"

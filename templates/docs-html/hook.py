@@ -8,7 +8,7 @@ from typing import Any
 
 from amqgen.docs import HTML_FILTERS, csp_hash, inline_asset
 from amqgen.docs import context as docs_context
-from amqgen.model import Spec
+from amqgen.amqp0.model import Spec
 from amqgen.naming import Naming
 
 FILTERS = HTML_FILTERS

@@ -6,7 +6,7 @@ from typing import Any
 
 from amqgen.docs import MARKDOWN_FILTERS
 from amqgen.docs import context as docs_context
-from amqgen.model import Spec
+from amqgen.amqp0.model import Spec
 from amqgen.naming import Naming
 
 FILTERS = MARKDOWN_FILTERS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from amqgen.amqp10.model import Spec10
+from amqgen.amqp10.model import Spec as Spec10
 from amqgen.amqp10.reference import build
 from amqgen.docs import HTML_FILTERS, csp_hash, inline_asset
 from amqgen.naming import Naming

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from amqgen.amqp10.model import Spec10
+from amqgen.amqp10.model import Spec as Spec10
 from amqgen.amqp10.reference import build
 from amqgen.docs import MARKDOWN_FILTERS
 from amqgen.naming import Naming

@@ -3,7 +3,7 @@
 Java types per wire type, the unrolled read and write steps of every method and properties
 class (one bounds check per run of fixed-size fields plus the length prefix after it), the
 reply-code exception names and the test values. Shared facts come from the model,
-``amqgen.wire`` and ``amqgen.policy``; this file only maps them to Java.
+``amqgen.amqp0.wire`` and ``amqgen.amqp0.policy``; this file only maps them to Java.
 """
 
 import re
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen.plan import codec_plan
+from amqgen.amqp0.plan import codec_plan
 from amqgen.naming import JAVA_RESERVED
-from amqgen.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
-from amqgen.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
+from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
+from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
 JAVA_TYPE: dict[str, tuple[str, str, str]] = {
@@ -101,7 +101,7 @@ class JMethod:
     kind: str  # the MethodKind constant
     fields: list[JField]
     f: dict[str, JField]  # by canonical name, for the plan's fields
-    plan: Any  # amqgen.plan.MethodPlan: runs, dispatch key
+    plan: Any  # amqgen.amqp0.plan.MethodPlan: runs, dispatch key
     responses: list[str]
     checks: list[dict[str, Any]]
 
@@ -111,7 +111,7 @@ class JProperties:
     model: Any
     cls: str
     fields: list[JField]
-    plan: Any  # amqgen.plan.PropertiesPlan: flag words, property sizes
+    plan: Any  # amqgen.amqp0.plan.PropertiesPlan: flag words, property sizes
     p: dict[str, Any]  # the plan's properties by canonical name
 
     @property
@@ -163,7 +163,7 @@ class Planner:
                            pp, {pr.field.name: pr for pr in pp.properties})
 
     def checks(self, mp: Any, fields: list[JField]) -> list[dict[str, Any]]:
-        """The plan's checks (amqgen.policy) with this target's field and pattern names."""
+        """The plan's checks (amqgen.amqp0.policy) with this target's field and pattern names."""
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
         for ch in mp.checks:

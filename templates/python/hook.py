@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqgen.errors import RenderError
-from amqgen.plan import codec_plan
-from amqgen.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
-from amqgen.wire import FRAME_DEFAULTS
+from amqgen.amqp0.plan import codec_plan
+from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
+from amqgen.amqp0.wire import FRAME_DEFAULTS
 
 #: the struct format character of an unsigned big-endian integer of each size, and back
 STRUCT_BY_SIZE = {1: "B", 2: "H", 4: "I", 8: "Q"}
@@ -178,7 +178,7 @@ class PyProperties:
     fields: list[PyField]
     flag_words: int
     words: list[FlagWord]
-    p: dict[str, Any]  # the plan's properties (amqgen.plan.Property) by canonical name
+    p: dict[str, Any]  # the plan's properties (amqgen.amqp0.plan.Property) by canonical name
 
 
 def _bits_expr(bits: list[tuple[PyField, int]], prefix: str) -> str:
@@ -367,7 +367,7 @@ class Planner:
 
     # -- checks ---------------------------------------------------------------------------
     def checks(self, mp: Any, by_name: dict[str, PyField]) -> list[dict[str, Any]]:
-        """The plan's checks (amqgen.policy) with this target's field and regexp names."""
+        """The plan's checks (amqgen.amqp0.policy) with this target's field and regexp names."""
         out: list[dict[str, Any]] = []
         for ch in mp.checks:
             c: dict[str, Any] = template_data(ch, by_name[ch.field.name])

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.amqp10 import wire
-from amqgen.amqp10.model import Spec10
-from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan10
+from amqgen.amqp10.model import Spec as Spec10
+from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan as codec_plan10
 from amqgen.amqp10.vectors import ERROR_KINDS
 from amqgen.errors import RenderError
 from amqgen.naming import Naming

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from amqgen.lower import load_spec
-from amqgen.model import Spec
+from amqgen.amqp0.lower import load_spec
+from amqgen.amqp0.model import Spec
 from amqgen.naming import Naming
 
 HEADER = Path("/usr/include/amqp_framing.h")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .errors import Diagnostic, Location
+from ..errors import Diagnostic, Location
 from .model import Choice, Class, GrammarExpr, Method, NonTerminal, Production, Repeat, Sequence, Terminal
 
 #: names a grammar may use without defining them

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from .errors import Diagnostic, Location
+from ..errors import Diagnostic, Location
 
 WireType = Literal[
     "bit", "octet", "short", "long", "longlong", "timestamp", "shortstr", "longstr", "table"

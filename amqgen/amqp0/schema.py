@@ -17,9 +17,9 @@ import typing
 from pathlib import PurePath
 from typing import Any, Literal, Union
 
-from . import __version__
+from .. import __version__
+from ..errors import Diagnostic, Location
 from .behaviour import BehaviourPlan, behaviour_plan
-from .errors import Diagnostic, Location
 from .model import Spec
 
 SCHEMA_VERSION = 2

@@ -16,9 +16,9 @@ from typing import cast
 
 from lxml import etree
 
-from .errors import Diagnostic, Location, SpecError, StrictError
+from ..errors import Diagnostic, Location, SpecError, StrictError
+from ..loader import Document, canon, read_document
 from .grammar import parse as parse_grammars
-from .loader import Document, canon, read_document
 from .model import (
     ASSERT_KINDS,
     BITS_PER_OCTET,

@@ -14,11 +14,11 @@ import json
 import struct
 from typing import Any
 
-from . import __version__
+from .. import __version__
+from ..errors import AmqgenError, UsageError
+from ..notice import notice
 from . import refcodec as ref
-from .errors import AmqgenError, UsageError
 from .model import Class, Field, Method, Spec
-from .notice import notice
 
 FORMAT = "amqgen-vectors"
 VERSION = 1

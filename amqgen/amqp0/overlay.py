@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ..errors import ConflictError, Location, SpecError
+from ..loader import Document, canon
 from .diff import Change, diff_specs
-from .errors import ConflictError, Location, SpecError
-from .loader import Document, canon
 from .model import Overlay, Spec
 
 ACTIONS = ("add", "change", "remove")
