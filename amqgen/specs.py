@@ -1,7 +1,9 @@
 """Where spec files and template packs live, and how ``--spec NAME`` finds a file.
 
-A name resolves to the bundled spec or to a file of Debian's ``amqp-specs`` package; a
-qualified name (``bundled:0-9``, ``amqp-specs:0-9``) picks one source explicitly.
+A name resolves to a bundled spec or to a file of Debian's ``amqp-specs`` package; a
+qualified name (``bundled:0-9``, ``amqp-specs:0-9``) picks one source explicitly. Where both
+sources have a name (0-9, 0-9-1, 0-9-1-rabbit) a bare name picks the bundled file: it is the
+full one, with the documentation and rules Debian's stripped copy drops.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ def data_dir(name: str) -> Path:
 
 
 BUNDLED_DEFAULT = "0-9"
-BUNDLED = {"0-9": "amqp0-9.xml"}
+BUNDLED = {
+    "0-9": "amqp0-9.xml",
+    "0-9-1": "amqp0-9-1.xml",  # the official 0-9-1 XML, with its documentation and rules
+    "0-9-1-rabbit": "amqp0-9-1.extended.xml",  # RabbitMQ's: 0-9-1 plus confirm, exchange.bind, basic.nack...
+}
 #: Overlays shipped with amqgen (``--overlay NAME``): name -> file under spec/.
 BUNDLED_OVERLAYS = {"rabbitmq": "overlays/rabbitmq.xml"}
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import cpu_model, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = str(ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml")
+SPEC = "0-9-1-rabbit"  # the bundled RabbitMQ 0-9-1 extended XML
 BODY = bytes(range(128))
 
 

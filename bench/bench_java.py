@@ -3,7 +3,7 @@
 
 Run:  .venv/bin/python bench/bench_java.py [--repeats 9] [--round-ms 400] [--readme bench/README.md]
 
-Renders ../shared/specs/amqp0-9-1.extended.xml with `amqgen render --lang java` (package amqgen.rabbit)
+Renders the bundled 0-9-1-rabbit spec (spec/amqp0-9-1.extended.xml) with `amqgen render --lang java` (package amqgen.rabbit)
 into a temporary directory, compiles it and JavaBench.java with javac against Debian's
 /usr/share/java/amqp-client.jar, runs one JVM (which checks both sides write the same octets and decode
 the same values before timing) and prints the table; --readme rewrites the table in bench/README.md.
@@ -25,7 +25,7 @@ from pathlib import Path
 from bench_common import cpu_model
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+SPEC = ROOT / "spec" / "amqp0-9-1.extended.xml"
 CLIENT_JAR = Path("/usr/share/java/amqp-client.jar")
 START, END = "<!-- bench-java:start -->", "<!-- bench-java:end -->"
 

@@ -56,7 +56,7 @@ import pika.spec
 from bench_common import cpu_model, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+DEFAULT_SPEC = ROOT / "spec" / "amqp0-9-1.extended.xml"
 PACKAGE = "amqp091x"
 LIBS = ("amqgen", "pika", "pamqp", "py-amqp")
 PEERS = LIBS[1:]

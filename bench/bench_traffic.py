@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from traffic_cluster import AppLog, Standalone, breakdown, event_log, find_log
 from traffic_measure import Accounting, Usage, Watch
 
-SPEC = str(ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml")
+SPEC = str(ROOT / "spec" / "amqp0-9-1.extended.xml")
 RUN = "amqgen-bench-" + uuid.uuid4().hex[:8]
 FIXTURE = ROOT / "tests" / "data" / "traffic" / "pika-small.pcap"
 # messages per batch, per kind: a byte-heavy batch is 1-2 MB per connection in the broker at a time

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-SPEC = "0-9-1-rabbit"  # RabbitMQ's 0-9-1 from Debian's amqp-specs (`amqgen specs`); a file path works too
+SPEC = "0-9-1-rabbit"  # RabbitMQ's 0-9-1, bundled with amqgen (`amqgen specs`); a file path works too
 
 
 def render(build: Path, spec: str = SPEC) -> Any:

@@ -156,7 +156,7 @@ def main() -> int:
     p.add_argument("--user", default=env("AMQP_USER", "guest"))
     p.add_argument("--password", default=env("AMQP_PASSWORD", "guest"))
     p.add_argument("--count", type=int, default=3)
-    p.add_argument("--spec", default="0-9-1-rabbit", help="spec name or file (default: Debian amqp-specs' RabbitMQ 0-9-1)")
+    p.add_argument("--spec", default="0-9-1-rabbit", help="spec name or file (default: RabbitMQ's 0-9-1, bundled)")
     p.add_argument("--build-dir", help="where to render the binding (default: a new temporary directory)")
     args = p.parse_args()
     try:

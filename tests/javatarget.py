@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytarget import ROOT, SHARED
+from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
 from amqgen.specs import DEBIAN_SPECS, debian_root
 
@@ -42,10 +42,8 @@ class Case:
 def cases() -> list[Case]:
     out = [
         Case("bundled-0-9", None, ROOT / "spec" / "amqp0-9.xml", "gen.bundled09"),
-        Case("shared-0-9-1-extended", str(SHARED / "specs" / "amqp0-9-1.extended.xml"),
-             SHARED / "specs" / "amqp0-9-1.extended.xml", RABBIT_PACKAGE),
-        Case("shared-0-9-1", str(SHARED / "specs" / "amqp0-9-1.xml"), SHARED / "specs" / "amqp0-9-1.xml",
-             "gen.shared091"),
+        Case("bundled-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), RABBIT_PACKAGE),
+        Case("bundled-0-9-1", SPEC_091, Path(SPEC_091), "gen.bundled091"),
     ]
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
         out.append(Case(f"debian-{name}", f"amqp-specs:{name}", debian_root() / DEBIAN_SPECS[name],

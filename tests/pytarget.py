@@ -9,9 +9,9 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-SPEC_091 = str(SHARED / "specs" / "amqp0-9-1.xml")
-SPEC_091_EXT = str(SHARED / "specs" / "amqp0-9-1.extended.xml")
+#: the bundled full 0-9-1 XML and RabbitMQ's extended one (`--spec 0-9-1`, `--spec 0-9-1-rabbit`)
+SPEC_091 = str(ROOT / "spec" / "amqp0-9-1.xml")
+SPEC_091_EXT = str(ROOT / "spec" / "amqp0-9-1.extended.xml")
 #: The bundled overlay that turns SPEC_091 into RabbitMQ's extended spec (`--overlay rabbitmq`).
 RABBITMQ_OVERLAY = ROOT / "spec" / "overlays" / "rabbitmq.xml"
 

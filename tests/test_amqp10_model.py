@@ -1,6 +1,6 @@
 """AMQP 1.0's OASIS XML (Debian's amqp-specs, /usr/share/amqp/specs/1-0) read into its own typed model (issue 20,
 first part): the counts, descriptors and defaults below are written out by hand from the OASIS AMQP 1.0
-specification (and ../shared/docs/AMQP10-NOTES.md), not taken from amqgen's output."""
+specification, not taken from amqgen's output."""
 
 from __future__ import annotations
 

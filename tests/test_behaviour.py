@@ -115,7 +115,7 @@ def test_each_grammar_defect_is_a_warning(grammar: str, code: str, says: str, tm
 
 
 def test_specs_without_grammars_load_and_plan_the_same_negotiation() -> None:
-    stripped = load(str(resolve("0-9-1-rabbit")))
+    stripped = load(str(resolve("amqp-specs:0-9-1-rabbit")))
     full = load(SPEC_091_EXT)
     assert not any(cl.productions for cl in stripped.classes)
     a, b = behaviour_plan(stripped), behaviour_plan(full)
@@ -182,7 +182,7 @@ def test_the_plan_of_rabbitmqs_spec() -> None:
 
 def test_every_spec_the_targets_cover_has_a_plan() -> None:
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
-        plan = behaviour_plan(load(str(resolve(name))))
+        plan = behaviour_plan(load(str(resolve(f"amqp-specs:{name}"))))
         assert plan.negotiation[1].method == "connection.start" and plan.negotiation[-1].method == "connection.open-ok"
         assert all(v.code for v in plan.violations), name  # every kind has a reply code in every spec
 

@@ -24,7 +24,7 @@ from amqgen.render import _c_string
 STRINGS = ["", "x", "a-b", "a@b", "a/b", "a\nb", "ab\n", "/a\n", "/", "//", "/vhost", "/a/b", "/a/", "amq.direct",
            "ok.name:1", "x" * 127, "x" * 128, "\u00e9" * 64, "x" * 255]
 INTS = [0, 1, 5, 10, 11, 255]
-SPECS = {"bundled-0-9": str(ROOT / "spec" / "amqp0-9.xml"), "shared-0-9-1-extended": SPEC_091_EXT}
+SPECS = {"bundled-0-9": str(ROOT / "spec" / "amqp0-9.xml"), "bundled-0-9-1-extended": SPEC_091_EXT}
 
 
 @pytest.mark.parametrize("key", list(SPECS))
@@ -90,7 +90,7 @@ def test_c_checks_agree_with_the_python_target(key: str, gen_root: Path, tmp_pat
 
 
 def test_rules_registry(tmp_path: Path) -> None:
-    case = next(c for c in cases() if c.key == "shared-0-9-1-extended")
+    case = next(c for c in cases() if c.key == "bundled-0-9-1-extended")
     spec = load_spec(case.path)
     rules = spec.all_rules()
     tree = tmp_path / "tree"

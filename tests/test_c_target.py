@@ -74,7 +74,7 @@ def test_runner_fails_on_a_wrong_decoder(c_build: Build, tmp_path: Path) -> None
     """The runner is not vacuous: a decoder reading a signed 16-bit table value wrongly, one that drops
     the first property of every flag word, and one that leaves absent properties' members as they were
     (the runner decodes into a struct filled with 0xA5) each make it fail with a non-zero exit."""
-    tree = c_build.trees[("shared-0-9-1-extended", "rabbitmq")]
+    tree = c_build.trees[("bundled-0-9-1-extended", "rabbitmq")]
     mutants = [("tables", "(int64_t)x - 0x10000", "(int64_t)x - 0x1000"),
                ("properties", "(rev16(w) & 0x7FFFu)", "(rev16(w) & 0x7FFEu)"),
                ("properties", "memset(p, 0, sizeof *p);", "")]
@@ -143,7 +143,7 @@ def test_bad_options_fail_with_one_line(tmp_path: Path, option: str, message: st
 def test_a_spec_name_taking_a_library_identifier_fails_with_one_line(tmp_path: Path) -> None:
     """A spec constant named "ok" would be AMQPC_OK, the library's status code: one error line, exit 2."""
     spec = (tmp_path / "ok.xml")
-    text = (ROOT.parent / "shared" / "specs" / "amqp0-9-1.xml").read_text(encoding="utf-8")
+    text = (ROOT / "spec" / "amqp0-9-1.xml").read_text(encoding="utf-8")
     spec.write_text(text.replace('<constant name="reply-success"', '<constant name="ok" value="7"/>'
                                  '<constant name="reply-success"', 1), encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "amqgen", "render", "--lang", "c", "--spec", str(spec), "--out",
@@ -154,7 +154,7 @@ def test_a_spec_name_taking_a_library_identifier_fails_with_one_line(tmp_path: P
 
 def test_cmake_build_install_and_pkg_config(c_build: Build, tmp_path: Path) -> None:
     cmake, pkg = tool("cmake"), tool("pkg-config")
-    src = c_build.trees[("shared-0-9-1-extended", "rabbitmq")]
+    src = c_build.trees[("bundled-0-9-1-extended", "rabbitmq")]
     build, prefix = tmp_path / "build", tmp_path / "prefix"
     for cmd in ([cmake, "-S", str(src), "-B", str(build), f"-DCMAKE_INSTALL_PREFIX={prefix}",
                  "-DCMAKE_C_FLAGS=" + " ".join(STRICT[1:])],
@@ -346,7 +346,7 @@ def test_c_and_python_targets_agree_on_every_corpus_case(c_build: Build, amqp091
     pkg = amqp091.__name__
     methods, properties, table, exceptions = (importlib.import_module(f"{pkg}.{m}")
                                               for m in ("methods", "properties", "table", "exceptions"))
-    case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
+    case = next(c for c in CASES if c.key == "bundled-0-9-1-extended")
     spec = load_spec(case.path)
     doc = vectors_module.corpus(spec, dialect)
     exe = c_build.exes[(case.key, dialect, "gcc")]
@@ -628,7 +628,7 @@ def test_frame_table_and_encoder_edges(tmp_path: Path) -> None:
     """Hand-built cases beyond the corpus: what frame_parse asks for, the reader's storage limit and misuse,
     encoder refusals and no-space at every short buffer, body splitting arithmetic, the table writer's misuse
     and depth bound, absent properties zeroed in a reused struct, UTF-8 edge cases. Under the sanitizers."""
-    case = next(c for c in CASES if c.key == "shared-0-9-1-extended")
+    case = next(c for c in CASES if c.key == "bundled-0-9-1-extended")
     tree = tmp_path / "tree"
     assert render(case, tree).returncode == 0
     program = tmp_path / "edges.c"

@@ -17,7 +17,7 @@ from amqgen.specs import DEBIAN_SPECS, debian_root
 from specgen import line_of, spec_text, write
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC_091 = ROOT.parent / "shared" / "specs" / "amqp0-9-1.xml"
+SPEC_091 = ROOT / "spec" / "amqp0-9-1.xml"
 
 
 def amqgen(*args: str, cwd: Path | None = None, exe: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -55,11 +55,17 @@ def test_inspect_json_is_deterministic_and_valid_against_its_schema() -> None:
         jsonschema.validate(doc, schema)
 
 
-@pytest.mark.parametrize("name", ["0-8", "0-9-1-rabbit"])
-def test_inspect_json_for_named_specs(name: str) -> None:
+@pytest.mark.parametrize(("name", "file"), [
+    ("0-8", Path(DEBIAN_SPECS["0-8"]).name),  # Debian's only
+    ("amqp-specs:0-9-1-rabbit", Path(DEBIAN_SPECS["0-9-1-rabbit"]).name),  # qualified: Debian's stripped copy
+    ("0-9-1-rabbit", "amqp0-9-1.extended.xml"),  # bare, both sources have it: the bundled full file
+    ("0-9-1", "amqp0-9-1.xml"),
+    ("bundled:0-9-1", "amqp0-9-1.xml"),
+])
+def test_inspect_json_for_named_specs(name: str, file: str) -> None:
     proc = amqgen("inspect", "--json", "--spec", name)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["spec"]["name"] == Path(DEBIAN_SPECS[name]).name
+    assert json.loads(proc.stdout)["spec"]["name"] == file
 
 
 def test_inspect_text_shows_layout() -> None:
@@ -73,6 +79,9 @@ def test_specs_lists_bundled_and_debian() -> None:
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("bundled:0-9") and "= 0-9" in lines[0] and str(ROOT / "spec" / "amqp0-9.xml") in lines[0]
+    for name, file in (("0-9-1", "amqp0-9-1.xml"), ("0-9-1-rabbit", "amqp0-9-1.extended.xml")):
+        line = next(ln for ln in lines if ln.startswith(f"bundled:{name} "))
+        assert f"= {name} " in line and str(ROOT / "spec" / file) in line and "present" in line
     for name, rel in DEBIAN_SPECS.items():
         line = next(ln for ln in lines if ln.startswith(f"amqp-specs:{name} "))
         assert str(debian_root() / rel) in line and "present" in line

@@ -17,10 +17,9 @@ from lxml import etree
 from amqgen.amqp0.diff import KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 SPEC_09 = ROOT / "spec" / "amqp0-9.xml"
-SPEC_091 = SHARED / "specs" / "amqp0-9-1.xml"
-SPEC_091_EXT = SHARED / "specs" / "amqp0-9-1.extended.xml"
+SPEC_091 = ROOT / "spec" / "amqp0-9-1.xml"
+SPEC_091_EXT = ROOT / "spec" / "amqp0-9-1.extended.xml"
 
 
 def amqgen_diff(*args: str) -> subprocess.CompletedProcess[str]:
@@ -189,7 +188,7 @@ def test_0_9_1_to_rabbitmq_extended_facts_checked_by_hand() -> None:
 def test_identical_specs_exit_0(tmp_path: Path) -> None:
     proc = amqgen_diff(str(SPEC_091), str(SPEC_091))
     assert proc.returncode == 0 and "no changes" in proc.stdout
-    doc = diff_json(SPEC_091, "0-9-1", 0)  # Debian's stripped copy: same wire, docs stripped
+    doc = diff_json(SPEC_091, "amqp-specs:0-9-1", 0)  # Debian's stripped copy: same wire, docs stripped
     assert doc["summary"]["breaking"] == 0
     assert doc["changes"] and all(c["kind"] in ("doc-changed", "rule-changed", "rule-removed", "rule-added",
                                                 "assert-added", "assert-removed") for c in doc["changes"])

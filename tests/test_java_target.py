@@ -1,4 +1,4 @@
-"""The Java target across every supported spec: the bundled 0-9, ../shared/specs' 0-9-1 and 0-9-1
+"""The Java target across every supported spec: the bundled 0-9, 0-9-1 and 0-9-1
 extended, and every 0-8 / 0-9 / 0-9-1 file of Debian's amqp-specs.
 
 Every rendering (with the conformance tests option) compiles with ``javac -Xlint:all -Werror`` (Java 17,
@@ -128,7 +128,7 @@ def test_maven_builds_and_tests_offline(tmp_path: Path) -> None:
     """What a user does with the output: `mvn package`, here offline against Debian's Maven repository."""
     mvn = tool("mvn", "maven")
     assert MAVEN_REPO.is_dir(), f"{MAVEN_REPO} is missing (Debian packages maven, libmaven-compiler-plugin-java...)"
-    case = next(c for c in CASES if c.key == "shared-0-9-1")
+    case = next(c for c in CASES if c.key == "bundled-0-9-1")
     out = tmp_path / "tree"
     proc = render(case, out)
     assert proc.returncode == 0, proc.stderr

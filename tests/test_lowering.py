@@ -16,7 +16,7 @@ from amqgen.amqp0.plan import codec_plan
 from specgen import spec_text, write
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC_091 = ROOT.parent / "shared" / "specs" / "amqp0-9-1.xml"
+SPEC_091 = ROOT / "spec" / "amqp0-9-1.xml"
 EMPTY_SIZE = {"shortstr": 1, "longstr": 4, "table": 4}  # an empty value's encoded size
 ZERO: dict[str, Any] = {"shortstr": "", "longstr": "", "table": {}, "bit": False}
 

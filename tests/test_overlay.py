@@ -101,7 +101,7 @@ def test_rabbitmq_overlay_gives_the_model_of_the_extended_spec() -> None:
 def test_rabbitmq_overlay_on_debians_stripped_files() -> None:
     """Debian's amqp-specs 0-9-1 (no docs) with the overlay is Debian's 0-9-1-rabbit, but for one
     thing: that file, from an older rabbitmq-codegen, still has basic.recover asynchronous with no
-    response (the broker has answered it with recover-ok for years; ../shared's extended XML agrees)."""
+    response (the broker has answered it with recover-ok for years; the bundled extended XML, spec/amqp0-9-1.extended.xml, agrees)."""
     root = debian_root()
     base, rabbit = root / DEBIAN_SPECS["0-9-1"], root / DEBIAN_SPECS["0-9-1-rabbit"]
     assert base.is_file() and rabbit.is_file(), "Debian package amqp-specs is not installed"

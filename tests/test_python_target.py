@@ -1,4 +1,4 @@
-"""The Python target across every supported spec: the bundled 0-9, ../shared/specs' 0-9-1 and
+"""The Python target across every supported spec: the bundled 0-9, 0-9-1 and
 0-9-1 extended, the 0-9-1 with the bundled RabbitMQ overlay, and every 0-8 / 0-9 / 0-9-1 file of
 Debian's amqp-specs.
 
@@ -56,9 +56,9 @@ class Case:
 def _cases() -> list[Case]:
     out = [
         Case("bundled-0-9", None, ROOT / "spec" / "amqp0-9.xml", "gen_bundled_0_9"),
-        Case("shared-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), "gen_shared_0_9_1x"),
-        Case("shared-0-9-1", SPEC_091, Path(SPEC_091), "gen_shared_0_9_1"),
-        Case("shared-0-9-1+rabbitmq", SPEC_091, Path(SPEC_091), "gen_shared_0_9_1_rabbitmq", (RABBITMQ_OVERLAY,)),
+        Case("bundled-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), "gen_bundled_0_9_1x"),
+        Case("bundled-0-9-1", SPEC_091, Path(SPEC_091), "gen_bundled_0_9_1"),
+        Case("bundled-0-9-1+rabbitmq", SPEC_091, Path(SPEC_091), "gen_bundled_0_9_1_rabbitmq", (RABBITMQ_OVERLAY,)),
     ]
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
         out.append(
@@ -235,8 +235,8 @@ def test_rabbitmq_overlay_renders_the_codec_of_rabbitmqs_extended_spec(rendered:
     the overlay's prose is its own), the conformance corpora are the same cases (only the header
     naming the inputs differs), and each package passes the other's corpus, every case encoded and
     decoded, in both table dialects."""
-    ovl_root, ovl_pkg = rendered["shared-0-9-1+rabbitmq"], "gen_shared_0_9_1_rabbitmq"
-    ext_root, ext_pkg = rendered["shared-0-9-1-extended"], "gen_shared_0_9_1x"
+    ovl_root, ovl_pkg = rendered["bundled-0-9-1+rabbitmq"], "gen_bundled_0_9_1_rabbitmq"
+    ext_root, ext_pkg = rendered["bundled-0-9-1-extended"], "gen_bundled_0_9_1x"
     for name in ("methods.py", "properties.py", "table.py", "frames.py", "constants.py", "exceptions.py", "checks.py"):
         assert _code(ovl_root / ovl_pkg / name, ovl_pkg) == _code(ext_root / ext_pkg / name, ext_pkg), name
     corpus: dict[str, dict[str, Path]] = {}
@@ -289,20 +289,20 @@ def test_rendering_is_deterministic(tmp_path: Path) -> None:
 
 def test_extended_rendering_matches_the_shared_fixture(rendered: dict[str, Path], amqp091: ModuleType) -> None:
     """The conftest fixture (no tests option, another package name) has the same modules."""
-    ours = rendered["shared-0-9-1-extended"] / "gen_shared_0_9_1x"
+    ours = rendered["bundled-0-9-1-extended"] / "gen_bundled_0_9_1x"
     fixture = Path(str(amqp091.__file__)).parent
     for name in ("methods.py", "properties.py", "table.py", "frames.py"):
-        a = (ours / name).read_text(encoding="utf-8").replace("gen_shared_0_9_1x", "PKG")
+        a = (ours / name).read_text(encoding="utf-8").replace("gen_bundled_0_9_1x", "PKG")
         b = (fixture / name).read_text(encoding="utf-8").replace(amqp091.__name__, "PKG")
         assert a == b, name
 
 
 # -- protocol headers against independent peers ----------------------------------------------------
-FAMILY_CASE = {"0-8": "debian-0-8", "0-9": "bundled-0-9", "0-9-1": "shared-0-9-1-extended"}
+FAMILY_CASE = {"0-8": "debian-0-8", "0-9": "bundled-0-9", "0-9-1": "bundled-0-9-1-extended"}
 
 
 def test_0_9_1_header_matches_pika_and_pamqp(imported: dict[str, ModuleType]) -> None:
-    for key in ("shared-0-9-1", "shared-0-9-1-extended", "debian-0-9-1", "debian-0-9-1-qpid", "debian-0-9-1-rabbit"):
+    for key in ("bundled-0-9-1", "bundled-0-9-1-extended", "debian-0-9-1", "debian-0-9-1-qpid", "debian-0-9-1-rabbit"):
         header = imported[key].constants.PROTOCOL_HEADER
         assert header == pika.frame.ProtocolHeader().marshal(), key
         assert header == pamqp.header.ProtocolHeader().marshal(), key
@@ -356,7 +356,7 @@ def test_broker_accepts_each_familys_header(imported: dict[str, ModuleType], fam
 def test_broker_refuses_a_wrong_header(imported: dict[str, ModuleType]) -> None:
     """The negative control for the test above: an unsupported version gets the broker's own
     header back, which the frame reader returns as a ProtocolHeaderFrame."""
-    pkg = imported["shared-0-9-1-extended"]
+    pkg = imported["bundled-0-9-1-extended"]
     reply = _broker_reply(b"AMQP\x01\x01\x09\x09")
     frames = pkg.frames.FrameReader().feed(reply)
     assert frames == [pkg.frames.ProtocolHeaderFrame(pkg.constants.PROTOCOL_HEADER)]
@@ -418,7 +418,7 @@ def test_checks_other_kinds(imported: dict[str, ModuleType]) -> None:
 
 
 def test_checks_on_encode_and_decode(imported: dict[str, ModuleType]) -> None:
-    pkg = imported["shared-0-9-1-extended"]
+    pkg = imported["bundled-0-9-1-extended"]
     bad = pkg.methods.ExchangeDeclare(exchange="")  # notnull in 0-9-1
     with pytest.raises(pkg.exceptions.ReplyError):
         pkg.frames.FrameReader(validate=True).feed(bad.encode_frame(1))
@@ -463,7 +463,7 @@ def test_rules_registry_and_coverage(imported: dict[str, ModuleType]) -> None:
 
 # -- table dialects -----------------------------------------------------------------------------------
 def test_table_dialects(imported: dict[str, ModuleType]) -> None:
-    table = imported["shared-0-9-1"].table
+    table = imported["bundled-0-9-1"].table
     # 's' and 'l' differ: RabbitMQ (errata) reads int16 / int64, Qpid (spec grammar) shortstr / uint64.
     entries = b"\x01as\xff\xfe" + b"\x01bl" + b"\xff" * 8
     raw = len(entries).to_bytes(4, "big") + entries

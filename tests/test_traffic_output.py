@@ -17,7 +17,7 @@ from traffic_fixtures import DATA, pipeline
 from amqgen.traffic import capture, output, records, session
 from amqgen.traffic.job import _QuietStderr, balance
 
-pytestmark = pytest.mark.broker  # the plain pipeline fixture renders against the shared specs only
+pytestmark = pytest.mark.broker  # the plain pipeline fixture renders against the bundled 0-9-1 specs only
 
 
 def _frame(ftype: str, method: str | None, direction: str, error: str | None = None) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 C_DIR = ROOT / "tests" / "c"
-SPEC_091_EXT = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+SPEC_091_EXT = ROOT / "spec" / "amqp0-9-1.extended.xml"
 #: adds the 4 methods librabbitmq implements that the extended spec lacks (connection.blocked/unblocked,
 #: access.request/request-ok), so the interop covers all of librabbitmq's methods
 LIBRABBITMQ_EXTRAS = ROOT / "tests" / "data" / "librabbitmq-extras.xml"
