@@ -1,5 +1,5 @@
 # The two set-up commands (see README): `make run` and `make test`.
-.PHONY: run test test-env
+.PHONY: run test test-fast test-env
 
 run:
 	python3 -m pip install . && amqgen render --lang python --out generated/python
@@ -9,3 +9,7 @@ test-env:
 
 test: test-env
 	.venv/bin/python -m pytest $(PYTEST_ARGS)
+
+# The inner loop: the model and targets tiers without broker, peer or slow tests (tests/conftest.py's TIERS).
+test-fast: test-env
+	.venv/bin/python -m pytest -m "(model or targets) and not peers and not slow" $(PYTEST_ARGS)

@@ -29,3 +29,74 @@ def amqp10(gen_root: Path) -> ModuleType:
 def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
     """Every spec's Java package (with its generated JUnit tests) and tests/java's programs, compiled once."""
     return javatarget.build_all(tmp_path_factory.mktemp("java"))
+
+
+# -- test tiers ------------------------------------------------------------------------------------------------
+# Each test module is in one tier, by what it needs (markers declared in pyproject.toml). This table is the one
+# place that says so: a new module must be added here, or collection stops (no test is left out of a tier).
+# A test marked `broker` inside a `model`/`targets` module is in `peers` too. `make test-fast` runs
+# `(model or targets) and not peers and not slow`.
+TIERS: dict[str, str] = {
+    # the model, the plans, the CLI on specs; no generated code is run
+    "test_amqp10_model": "model",
+    "test_bad_input": "model",
+    "test_behaviour": "model",
+    "test_cli": "model",
+    "test_diff": "model",
+    "test_docs": "model",
+    "test_loader": "model",
+    "test_naming": "model",
+    "test_plan": "model",
+    "test_quality": "model",
+    # rendered Python/C/Java code compiled and run, no broker and no peer library
+    "test_c_checks": "targets",
+    "test_c_ownership": "targets",
+    "test_c_target": "targets",
+    "test_differential": "targets",
+    "test_java_checks": "targets",
+    "test_java_hostile": "targets",
+    "test_java_target": "targets",
+    "test_overlay": "targets",
+    "test_python_engine": "targets",
+    # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
+    "test_amqp10_refcodec": "peers",
+    "test_amqp10_vectors": "peers",
+    "test_c_broker": "peers",
+    "test_c_fuzz_regressions": "peers",
+    "test_c_interop": "peers",
+    "test_java_broker": "peers",
+    "test_java_interop": "peers",
+    "test_lowering": "peers",
+    "test_python10_broker": "peers",
+    "test_python10_target": "peers",
+    "test_python_broker": "peers",
+    "test_python_engine_server": "peers",
+    "test_python_hostile": "peers",
+    "test_python_interop": "peers",
+    "test_python_target": "peers",
+    "test_readme": "peers",
+    "test_vectors": "peers",
+    # Spark, tshark, captures
+    "test_bench_traffic": "traffic",
+    "test_traffic": "traffic",
+    "test_traffic_index": "traffic",
+    "test_traffic_output": "traffic",
+    "test_traffic_sequence": "traffic",
+    "test_traffic_spark": "traffic",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    stale = sorted(m for m in TIERS if not (here / f"{m}.py").is_file())
+    unmapped = sorted({item.path.stem for item in items if item.path.stem not in TIERS})
+    if stale or unmapped:
+        raise pytest.UsageError(
+            f"tests/conftest.py TIERS: modules in no tier: {', '.join(unmapped) or '-'}; "
+            f"entries for missing modules: {', '.join(stale) or '-'}"
+        )
+    for item in items:
+        tier = TIERS[item.path.stem]
+        item.add_marker(getattr(pytest.mark, tier))
+        if tier in ("model", "targets") and item.get_closest_marker("broker") is not None:
+            item.add_marker(pytest.mark.peers)
