@@ -17,12 +17,10 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
-from .amqp0.model import Spec
-from .amqp0.schema import json_schema, to_json
-from .amqp10 import model as model10
-from .amqp10.loader import is_amqp10
-from .amqp10.loader import load_spec as load_spec10
+from .changes import to_json, to_text
+from .corpus import dumps
 from .errors import AmqgenError, UsageError
+from .family import Family, Model, family_of
 from .project import RenderJob, SpecChoice
 from .render import (
     check_tree,
@@ -66,7 +64,8 @@ def reporting(fn: F) -> F:
 def spec_option(fn: F) -> F:
     """``--spec`` and ``--overlay`` (repeatable) for a command that reads a spec. The command gets them
     as one ``spec_arg: SpecChoice`` (the project file, amqgen.toml, fills in what the command line
-    leaves out) and loads it with ``_load(spec_arg, strict)`` or ``spec_arg.load(strict)``."""
+    leaves out) and loads it with ``spec_arg.load_any(strict)`` (either family) or ``spec_arg.load(strict)``
+    (0-x only)."""
 
     @click.option("--spec", "spec_path", metavar="PATH|NAME", default=None,
                   help="Spec file, or a name from `amqgen specs` (default: the project's, else the bundled 0-9).")
@@ -85,67 +84,7 @@ def spec_option(fn: F) -> F:
 strict_option = click.option("--strict", is_flag=True, help="Treat spec-defect warnings as errors (exit 2).")
 
 
-def _load(spec_arg: SpecChoice | str | None, strict: bool) -> Spec:
-    """The lowered model a command works on: a SpecChoice, or a spec path or name alone."""
-    if not isinstance(spec_arg, SpecChoice):
-        spec_arg = SpecChoice(spec_arg, use_project=False)
-    return spec_arg.load(strict)
-
-
-def _load_10(spec_arg: SpecChoice, strict: bool) -> model10.Spec | None:
-    """The 1.0 model when the spec chosen is the AMQP 1.0 file set (a folder), else None."""
-    path, overlay_files, project_strict = spec_arg.files()
-    if not is_amqp10(path):
-        return None
-    if overlay_files:
-        raise UsageError("overlays extend a 0-x spec; AMQP 1.0 takes none")
-    return load_spec10(path, strict=strict or project_strict)
-
-
-def _validate_10(spec: model10.Spec) -> None:
-    choices = sum(len(r.choices) for r in spec.restricted)
-    click.echo(
-        f"{spec.name}: AMQP {spec.family} ({len(spec.files)} files), {len(spec.primitives)} primitive types "
-        f"({len(spec.encodings)} encodings), {len(spec.composites)} composite types, {len(spec.restricted)} restricted "
-        f"types ({choices} choices), {len(spec.descriptors)} descriptors, {len(spec.fields)} fields, "
-        f"{len(spec.archetypes)} archetypes, {len(spec.definitions)} definitions, {len(spec.warnings)} warnings"
-    )
-    for w in spec.warnings:
-        click.echo(w.format(), err=True)
-
-
-def _inspect_10(spec: model10.Spec) -> None:
-    for w in spec.warnings:
-        click.echo(w.format(), err=True)
-    click.echo(f"{spec.name} AMQP {spec.family} port {spec.definition('PORT').value} sha256 {spec.sha256}")
-    for p in spec.primitives:
-        encs = ", ".join(f"0x{e.code:02x} {e.category}/{e.width}" + (f" {e.name}" if e.name else "") for e in p.encodings)
-        click.echo(f"primitive {p.name} [{encs}]")
-    for c in spec.composites:
-        d = c.descriptor
-        click.echo(f"composite {c.name} {d.name} 0x{d.domain:08x}:0x{d.id:08x}"
-                   + (f" provides {', '.join(c.provides)}" if c.provides else ""))
-        for i, f in enumerate(c.fields):
-            flags = " ".join(x for x, on in (("mandatory", f.mandatory), ("multiple", f.multiple)) if on)
-            click.echo(f"  {i} {f.name}: {f.type}" + (f" requires {', '.join(f.requires)}" if f.requires else "")
-                       + (f" {flags}" if flags else "") + (f" default {f.default} = {f.value!r}" if f.default else ""))
-    for r in spec.restricted:
-        extra = f" {r.descriptor.name}" if r.descriptor else ""
-        choices = ", ".join(f"{ch.name}={ch.value!r}" for ch in r.choices)
-        click.echo(f"restricted {r.name} <- {r.source} ({r.primitive}){extra}"
-                   + (f" provides {', '.join(r.provides)}" if r.provides else "") + (f" [{choices}]" if choices else ""))
-    for name, types in spec.archetypes.items():
-        click.echo(f"archetype {name}: {', '.join(types)}")
-    for df in spec.definitions:
-        click.echo(f"definition {df.name} = {df.value}")
-
-
-def _warn(spec: Spec) -> None:
-    for w in spec.warnings:
-        click.echo(w.format(), err=True)
-
-
-def _warn_count(spec: Spec | model10.Spec) -> None:
+def _warn_count(spec: Model) -> None:
     # A build step wants one line, not the whole list; `amqgen validate` prints them all.
     if spec.warnings:
         n = len(spec.warnings)
@@ -167,20 +106,10 @@ def main(project_file: Path | None) -> None:
 @reporting
 def validate(spec_arg: SpecChoice, strict: bool) -> None:
     """Load a spec, print a summary and its warnings."""
-    spec10 = _load_10(spec_arg, strict)
-    if spec10 is not None:
-        _validate_10(spec10)
-        return
-    spec = _load(spec_arg, strict)
-    fields = sum(len(m.fields) for m in spec.methods)
-    props = sum(len(c.properties) for c in spec.classes)
-    click.echo(
-        f"{spec.title}: AMQP {spec.family} (header {spec.major}-{spec.minor}-{spec.revision}), "
-        f"{len(spec.constants)} constants, {len(spec.domains)} domains, {len(spec.classes)} classes, "
-        f"{len(spec.methods)} methods, {fields} fields, {props} properties, {len(spec.all_rules())} rules, "
-        f"{len(spec.all_asserts())} asserts, {len(spec.warnings)} warnings"
-    )
-    _warn(spec)
+    family, spec = spec_arg.load_any(strict)
+    click.echo(family.summary(spec))
+    for w in spec.warnings:
+        click.echo(w.format(), err=True)
 
 
 @main.command()
@@ -192,49 +121,20 @@ def validate(spec_arg: SpecChoice, strict: bool) -> None:
 def inspect(spec_arg: SpecChoice, strict: bool, as_json: bool, as_schema: bool) -> None:
     """Show the lowered model: classes, methods and their wire layout (1.0: its types)."""
     if as_schema:
-        path = spec_arg.files()[0] if spec_arg.spec is not None else None
-        schema = model10.json_schema() if path is not None and is_amqp10(path) else json_schema()
-        click.echo(json.dumps(schema, indent=2))
+        click.echo(json.dumps(_family(spec_arg).json_schema(), indent=2))
         return
-    spec10 = _load_10(spec_arg, strict)
-    if spec10 is not None:
-        if as_json:
-            sys.stdout.write(json.dumps(model10.to_json(spec10), indent=1, ensure_ascii=False) + "\n")
-        else:
-            _inspect_10(spec10)
-        return
-    spec = _load(spec_arg, strict)
+    family, spec = spec_arg.load_any(strict)
     if as_json:
-        sys.stdout.write(to_json(spec))
+        sys.stdout.write(family.inspect_json(spec))
         return
     _warn_count(spec)
-    click.echo(f"{spec.name} AMQP {spec.family} port {spec.port} sha256 {spec.sha256}")
-    for o in spec.overlays:
-        click.echo(f"overlay {o.name} sha256 {o.sha256}" + (f" removes {', '.join(r.path for r in o.removed)}"
-                                                            if o.removed else ""))
-    for c in spec.classes:
-        props = ", ".join(f"{p.name}:{p.type}@{p.flag_word}.{p.flag_bit}{_origin(p)}" for p in c.properties)
-        click.echo(f"class {c.name} {c.index}{_origin(c)}" + (f"  properties [{props}]" if props else ""))
-        for m in c.methods:
-            flags = " ".join(x for x, on in (("sync", m.synchronous), ("content", m.content)) if on)
-            args = []
-            for s in m.slots:
-                where = f"@{s.offset}" if s.offset is not None else ""
-                args.append(f"bits({','.join(s.fields)}){where}" if s.kind == "bits" else f"{s.fields[0]}:{s.type}{where}")
-            click.echo(
-                f"  {c.index}.{m.index} {m.name} [{m.direction}{' ' + flags if flags else ''}]"
-                f" prefix={m.fixed_prefix_size} ({'; '.join(args)})"
-                + (f" -> {', '.join(m.responses)}" if m.responses else "") + _origin(m)
-            )
+    for line in family.inspect_text(spec):
+        click.echo(line)
 
 
-def _origin(el: Any) -> str:
-    """`` [added by rabbitmq.xml:30]`` / `` [changed by rabbitmq.xml:95]``, for elements an overlay touched."""
-    if el.added_by is not None:
-        return f" [added by {Path(el.added_by.file).name}:{el.added_by.line}]"
-    if el.changed_by:
-        return f" [changed by {', '.join(f'{Path(c.file).name}:{c.line}' for c in el.changed_by)}]"
-    return ""
+def _family(spec_arg: SpecChoice) -> Family:
+    """The family of the spec a command would load (for what needs no spec loaded: a JSON Schema)."""
+    return family_of(spec_arg.files()[0])
 
 
 def _parse_options(pairs: tuple[str, ...], package: str | None) -> dict[str, str]:
@@ -288,13 +188,13 @@ def render_cmd(lang: str | None, out: Path | None, spec_arg: SpecChoice, strict:
         inputs.append(project.path)
     spec_file, overlay_files, _ = spec_arg.files()
     inputs[:0] = [spec_file, *overlay_files]
-    spec: Spec | model10.Spec = _load_10(spec_arg, strict) or _load(spec_arg, strict)
+    _, spec = spec_arg.load_any(strict)
     drift = [_render_job(job, spec, inputs, check, list_outputs) for job in jobs]
     if any(drift):
         sys.exit(1)
 
 
-def _render_job(job: RenderJob, spec: Spec | model10.Spec, inputs: list[Path], check: bool,
+def _render_job(job: RenderJob, spec: Model, inputs: list[Path], check: bool,
                 list_outputs: bool) -> bool:
     """One pack into one directory; True when --check found drift."""
     packs = discover(job.templates)
@@ -378,43 +278,27 @@ def packs_cmd(templates: tuple[Path, ...]) -> None:
 def vectors_cmd(spec_arg: SpecChoice, strict: bool, dialect: str, out: Path | None, as_schema: bool) -> None:
     """Write the conformance corpus of a spec: method, properties, frame and table cases with their exact
     octets, and malformed octets with the kind of error a decoder must raise (docs/vectors.md)."""
-    from .amqp0 import vectors
-    from .amqp10 import vectors as vectors10
-    from .errors import UsageError
-
-    is10 = spec_arg.spec is not None and is_amqp10(spec_arg.files()[0])
+    family = _family(spec_arg)
     if as_schema:
-        click.echo(json.dumps(vectors10.json_schema() if is10 else vectors.json_schema(), indent=2))
+        click.echo(json.dumps(family.corpus_schema(), indent=2))
         return
     if out is None:
         raise UsageError("--out FILE is required ('-' writes to stdout)")
-    spec10 = _load_10(spec_arg, strict)
-    if spec10 is not None:  # AMQP 1.0: no table dialects; its own sections
-        doc = vectors10.corpus(spec10)
-        text = vectors.dumps(doc)
-        if str(out) == "-":
-            sys.stdout.write(text)
-            return
-        report = write_file(out, text.encode("utf-8"))
-        counts = ", ".join(f"{len(doc[k])} {k}" for k in vectors10.SECTIONS)
-        click.echo(f"{out}: {'written' if report else 'unchanged'} ({counts} cases)")
-        return
-    if dialect not in vectors.DIALECTS:
-        raise UsageError(f"--dialect must be one of {', '.join(vectors.DIALECTS)}, not {dialect!r}")
-    spec = _load(spec_arg, strict)
-    doc = vectors.corpus(spec, dialect)
-    text = vectors.dumps(doc)
+    if family.dialects and dialect not in family.dialects:
+        raise UsageError(f"--dialect must be one of {', '.join(family.dialects)}, not {dialect!r}")
+    family, spec = spec_arg.load_any(strict)
+    doc = family.corpus(spec, dialect)
+    text = dumps(doc)
     if str(out) == "-":
         sys.stdout.write(text)
         return
     report = write_file(out, text.encode("utf-8"))
     _warn_count(spec)
-    counts = ", ".join(f"{len(doc[k])} {k}" for k in ("methods", "properties", "frames", "tables", "malformed", "accepted"))
+    counts = ", ".join(f"{len(doc[k])} {k}" for k in family.corpus_sections)
     click.echo(f"{out}: {'written' if report else 'unchanged'} ({counts} cases)")
 
 
-DOCS_PACKS = {"html": "docs-html", "markdown": "docs-markdown"}
-DOCS10_PACKS = {"html": "docs10-html", "markdown": "docs10-markdown"}
+DOCS_FORMATS = ("html", "markdown")
 
 
 @main.command(name="docs")
@@ -425,20 +309,12 @@ DOCS10_PACKS = {"html": "docs10-html", "markdown": "docs10-markdown"}
 @reporting
 def docs_cmd(fmt: str, out: Path | None, spec_arg: SpecChoice, strict: bool) -> None:
     """Render the reference documentation of a spec (one HTML page or one Markdown file) into DIR."""
-    from .errors import UsageError
-
-    if fmt not in DOCS_PACKS:
-        raise UsageError(f"--format must be one of {', '.join(DOCS_PACKS)}, not {fmt!r}")
+    if fmt not in DOCS_FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(DOCS_FORMATS)}, not {fmt!r}")
     if out is None:
         raise UsageError("--out DIR is required")
-    spec10 = _load_10(spec_arg, strict)
-    if spec10 is not None:
-        files = render(discover()[DOCS10_PACKS[fmt]], spec10)
-        report = write_tree(out, files)
-        click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged ({', '.join(files)})")
-        return
-    spec = _load(spec_arg, strict)
-    files = render(discover()[DOCS_PACKS[fmt]], spec)
+    family, spec = spec_arg.load_any(strict)
+    files = render(discover()[family.docs_packs[fmt]], spec)
     report = write_tree(out, files)
     _warn_count(spec)  # after writing: a failure is reported as its one error line
     click.echo(f"{out}: {len(report.written)} written, {len(report.unchanged)} unchanged ({', '.join(files)})")
@@ -457,21 +333,12 @@ def diff_cmd(old_arg: str, new_arg: str, as_json: bool, new_overlays: tuple[str,
              old_overlays: tuple[str, ...]) -> None:
     """What changed from spec OLD to spec NEW (paths or names). Exit 0: nothing breaks wire
     compatibility; 1: something does; 2: bad input."""
-    from .amqp0.diff import diff_specs, to_json, to_text
-    from .amqp10.diff import diff_specs as diff_specs10
-    from .amqp10.diff import to_json as to_json10
-    from .amqp10.diff import to_text as to_text10
-
-    old10 = _load_10(SpecChoice(old_arg, old_overlays, use_project=False), False)
-    new10 = _load_10(SpecChoice(new_arg, new_overlays, use_project=False), False)
-    if (old10 is None) != (new10 is None):
+    old_choice, new_choice = (SpecChoice(old_arg, old_overlays, use_project=False),
+                          SpecChoice(new_arg, new_overlays, use_project=False))
+    family = _family(new_choice)
+    if _family(old_choice) is not family:
         raise UsageError("OLD and NEW are of different families (AMQP 1.0 and 0-x): nothing to compare")
-    if old10 is not None and new10 is not None:
-        d10 = diff_specs10(old10, new10)
-        sys.stdout.write(to_json10(d10) if as_json else to_text10(d10))
-        sys.exit(1 if d10.breaking else 0)
-    d = diff_specs(_load(SpecChoice(old_arg, old_overlays, use_project=False), False),
-                   _load(SpecChoice(new_arg, new_overlays, use_project=False), False))
+    d = family.diff(old_choice.load_any()[1], new_choice.load_any()[1])
     sys.stdout.write(to_json(d) if as_json else to_text(d))
     sys.exit(1 if d.breaking else 0)
 
@@ -518,7 +385,7 @@ def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: SpecChoice, 
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     conf = _parse_options(conf_pairs, None)
     starting = traffic_start(out, master, conf, verbose)  # Spark's JVM starts while the spec is read
-    spec = _load(spec_arg, strict)
+    spec = spec_arg.load(strict)
     _warn_count(spec)
     problems = traffic_run(list(captures), out, spec, master=master, ports=ports, policy=policy, bodies=bodies,
                            split_size=split_mb << 20, conf=conf, verbose=verbose, starting=starting)

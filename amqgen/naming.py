@@ -12,8 +12,8 @@ import keyword
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
-from .amqp0.model import Spec
 from .errors import Location, NamingError
 
 PYTHON_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(
@@ -29,6 +29,14 @@ C_RESERVED = frozenset(
 JAVA_RESERVED = frozenset(
     ["abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class", "const", "continue", "default", "do", "double", "else", "enum", "extends", "final", "finally", "float", "for", "goto", "if", "implements", "import", "instanceof", "int", "interface", "long", "native", "new", "package", "private", "protected", "public", "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this", "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false", "null", "var", "yield", "record", "sealed", "permits", "non-sealed", "when", "_"]
 )
+
+class Scoped(Protocol):
+    """A spec of any family that lists the scopes its targets declare names in."""
+
+    def name_scopes(self) -> Iterable[tuple[str, str, Iterable[tuple[str, Location | None]]]]:
+        """(scope, role, (canonical name, where)...) for each scope, in the order checked."""
+        ...
+
 
 _RESERVED = {"python": PYTHON_RESERVED, "c": C_RESERVED, "java": JAVA_RESERVED}
 LANGUAGES: tuple[str, ...] = tuple(_RESERVED)
@@ -115,15 +123,7 @@ class Naming:
                 )
             seen[ident] = name
 
-    def check_spec(self, spec: Spec) -> None:
+    def check_spec(self, spec: Scoped) -> None:
         """Every scope a target declares names in: one error for the first collision found."""
-        self.check_unique("classes", "type", ((c.name, c.loc) for c in spec.classes))
-        self.check_unique("constants", "constant", ((c.name, c.loc) for c in spec.constants))
-        self.check_unique(
-            "method types", "type", ((f"{m.class_name}-{m.name}", m.loc) for m in spec.methods)
-        )
-        self.check_unique("domains", "type", ((d.name, d.loc) for d in spec.domains))
-        for c in spec.classes:
-            self.check_unique(f"{c.name} properties", "member", ((p.name, p.loc) for p in c.properties))
-            for m in c.methods:
-                self.check_unique(f"{m.full_name} fields", "member", ((f.name, f.loc) for f in m.fields))
+        for scope, role, items in spec.name_scopes():
+            self.check_unique(scope, role, items)

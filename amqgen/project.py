@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .amqp0.family import FAMILY as AMQP0
 from .amqp0.lower import load_spec
 from .amqp0.model import Spec
-from .amqp10.loader import is_amqp10
 from .errors import Location, UsageError
+from .family import Family, Model, family_of
 from .specs import resolve, resolve_overlay
 
 PROJECT_FILE = "amqgen.toml"
@@ -166,9 +167,16 @@ class SpecChoice:
         spec = resolve(project.spec, project.base) if project.spec is not None else resolve(None)
         return spec, ovs + own, project.strict
 
-    def load(self, strict: bool = False) -> Spec:
+    def load_any(self, strict: bool = False) -> tuple[Family, Model]:
+        """The spec of either family, with the family that read it (picked once, by the spec's path)."""
         spec, overlays, project_strict = self.files()
-        if is_amqp10(spec):
+        family = family_of(spec)
+        return family, family.load(spec, overlays, strict or project_strict)
+
+    def load(self, strict: bool = False) -> Spec:
+        """The spec, for a command that reads the 0-x families only (traffic)."""
+        spec, overlays, project_strict = self.files()
+        if family_of(spec) is not AMQP0:
             raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate`, `inspect`, `vectors`, `docs`, "
                              "`diff` and `render --lang python` read it; this command reads the 0-8, 0-9 and 0-9-1 "
                              "families only, so far")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -25,15 +24,9 @@ from typing import Any
 import jinja2
 
 from . import __version__
-from .amqp0 import vectors as vectors_module
-from .amqp0 import wire
-from .amqp0.behaviour import behaviour_plan
-from .amqp0.model import Class, Method, Spec
-from .amqp0.plan import codec_plan
-from .amqp10 import vectors as vectors10
-from .amqp10.model import Spec as Spec10
-from .amqp10.plan import codec_plan as codec_plan10
+from .corpus import dumps
 from .errors import Location, RenderError
+from .family import Model, family_of_model
 from .naming import Naming
 from .notice import GENERATED_MARK, notice
 from .specs import data_dir
@@ -272,54 +265,6 @@ def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
     return text
 
 
-def _targets(per: str, spec: Spec) -> list[tuple[Class | None, Method | None]]:
-    if per == "spec":
-        return [(None, None)]
-    if per == "class":
-        return [(c, None) for c in spec.classes]
-    if per == "content-class":
-        return [(c, None) for c in spec.content_classes]
-    return [(c, m) for c in spec.classes for m in c.methods]
-
-
-def _render_10(pack: Pack, spec: Spec10, opts: dict[str, str], naming: Naming) -> dict[str, bytes]:
-    """An AMQP 1.0 pack: one output per spec (1.0 has no classes or methods to fan out over)."""
-    hook = _load_hook(pack.hook) if pack.hook else None
-    env = _environment(pack, naming, hook)
-    corpus: dict[str, Any] = {}
-
-    def vectors_json() -> str:
-        """The 1.0 conformance corpus, exactly as ``amqgen vectors --spec 1-0`` writes it (built once)."""
-        if "text" not in corpus:
-            corpus["text"] = vectors_module.dumps(vectors10.corpus(spec))
-        return str(corpus["text"])
-
-    ctx: dict[str, Any] = {"spec": spec, "naming": naming, "options": opts, "notice": notice(spec),
-                           "amqgen_version": __version__, "codec10": codec_plan10(spec),
-                           "vectors_json": vectors_json}
-    if hook is not None and hasattr(hook, "context"):
-        ctx.update(hook.context(spec, naming, opts))
-    files: dict[str, bytes] = {}
-    for out in pack.outputs:
-        if out.per != "spec":
-            raise RenderError(f"pack {pack.name!r}: an AMQP 1.0 output is rendered once per spec, not per {out.per}",
-                              Location(str(pack.root / MANIFEST)))
-        if out.when is not None and opts.get(out.when, "").lower() not in ("1", "true", "yes", "on"):
-            continue
-        try:
-            template = env.get_template(out.template)
-            text = template.render(ctx)
-        except jinja2.TemplateNotFound:
-            raise RenderError(f"template {out.template!r} not found", Location(str(pack.root / MANIFEST))) from None
-        except jinja2.TemplateSyntaxError as e:
-            raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
-        except jinja2.UndefinedError as e:
-            raise RenderError(f"template {out.template}: {e.message}", Location(out.template, _template_line(e))) from None
-        rel = _safe_relpath(out.path.format_map(opts), str(pack.root / MANIFEST))
-        files[rel] = _format(text, out.formatter or pack.formatter, pack, rel).encode("utf-8")
-    return dict(sorted(files.items()))
-
-
 def _safe_relpath(rel: str, where: str) -> str:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts:
@@ -327,7 +272,7 @@ def _safe_relpath(rel: str, where: str) -> str:
     return str(p)
 
 
-def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = None) -> dict[str, bytes]:
+def render(pack: Pack, spec: Model, options: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """Render every output of ``pack`` for ``spec`` into memory: {relative path: bytes}."""
     if spec.family not in pack.families:
         raise RenderError(f"pack {pack.name!r} renders AMQP {', '.join(pack.families)}; {spec.title} is AMQP "
@@ -339,26 +284,16 @@ def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = 
             raise RenderError(f"pack {pack.name!r} has no option {k!r} (its options: {known})")
         opts[k] = v
     naming = Naming(pack.language, prefix=opts.get("prefix", "amqp"))
-    if isinstance(spec, Spec10):
-        return _render_10(pack, spec, opts, naming)
-    naming.check_spec(spec)
+    family = family_of_model(spec)
+    family.check_names(naming, spec)
     hook = _load_hook(pack.hook) if pack.hook else None
     env = _environment(pack, naming, hook)
-    # The corpus is built once per dialect and render: several templates read it.
-    corpus_text: dict[str, str] = {}
-    corpora: dict[str, Any] = {}
+    corpus_text: dict[str, str] = {}  # built once per dialect and render: several templates read it
 
-    def vectors_json(dialect: str = "rabbitmq") -> str:
-        """The conformance corpus document, exactly as ``amqgen vectors`` writes it."""
+    def corpus(dialect: str) -> str:
         if dialect not in corpus_text:
-            corpus_text[dialect] = vectors_module.dumps(vectors_module.corpus(spec, dialect))
+            corpus_text[dialect] = dumps(family.corpus(spec, dialect))
         return corpus_text[dialect]
-
-    def vectors(dialect: str = "rabbitmq") -> Any:
-        """The conformance corpus for this spec and dialect, as ``json.loads`` of the document."""
-        if dialect not in corpora:
-            corpora[dialect] = json.loads(vectors_json(dialect))
-        return corpora[dialect]
 
     base_ctx: dict[str, Any] = {
         "spec": spec,
@@ -366,11 +301,7 @@ def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = 
         "options": opts,
         "notice": notice(spec),
         "amqgen_version": __version__,
-        "wire": wire,  # shared wire facts: type codes per dialect, frame defaults, limits
-        "codec": codec_plan(spec),  # the codec plan: runs, offsets, masks, flag words (amqgen.plan)
-        "behaviour": behaviour_plan(spec),  # who sends what, replies, content, negotiation (amqgen.behaviour)
-        "vectors": vectors,
-        "vectors_json": vectors_json,
+        **family.render_context(spec, corpus),
     }
     if hook is not None and hasattr(hook, "context"):
         base_ctx.update(hook.context(spec, naming, opts))
@@ -378,6 +309,9 @@ def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = 
     path_names: dict[str, str] = dict(hook.path_names(opts)) if hook is not None and hasattr(hook, "path_names") else {}
     files: dict[str, bytes] = {}
     for out in pack.outputs:
+        if out.per not in family.fanouts:
+            raise RenderError(f"pack {pack.name!r}: an {family.title} output is rendered once per spec, not per "
+                              f"{out.per}", Location(str(pack.root / MANIFEST)))
         if out.when is not None and opts.get(out.when, "").lower() not in ("1", "true", "yes", "on"):
             continue
         try:
@@ -386,7 +320,7 @@ def render(pack: Pack, spec: Spec | Spec10, options: Mapping[str, str] | None = 
             raise RenderError(f"template {out.template!r} not found", Location(str(pack.root / MANIFEST))) from None
         except jinja2.TemplateSyntaxError as e:
             raise RenderError(f"template syntax error: {e.message}", Location(e.filename or out.template, e.lineno)) from None
-        for cls, method in _targets(out.per, spec):
+        for cls, method in family.targets(out.per, spec):
             names = {**opts, **path_names}
             if cls is not None:
                 names.update({"class": naming.snake(cls.name), "Class": naming.type(cls.name)})
@@ -526,14 +460,14 @@ def manifest_name(pack: Pack) -> str:
     return f".amqgen-{pack.name}"
 
 
-def manifest_text(pack: Pack, spec: Spec | Spec10, files: Mapping[str, bytes]) -> bytes:
+def manifest_text(pack: Pack, spec: Model, files: Mapping[str, bytes]) -> bytes:
     why = (f"# the files render --lang {pack.name} wrote here; a file listed here that a later render does not "
            "produce is removed by it")
     lines = [f"# {notice(spec)}", why, *sorted(files)]
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def with_manifest(pack: Pack, spec: Spec | Spec10, files: Mapping[str, bytes]) -> dict[str, bytes]:
+def with_manifest(pack: Pack, spec: Model, files: Mapping[str, bytes]) -> dict[str, bytes]:
     return {**files, manifest_name(pack): manifest_text(pack, spec, files)}
 
 

@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 
 from amqgen.amqp10 import wire
-from amqgen.amqp10.loader import load_spec as load_spec10
-from amqgen.amqp10.model import Composite, Restricted, Spec as Spec10, json_schema, to_json
+from amqgen.amqp10.loader import load_spec
+from amqgen.amqp10.model import Composite, Restricted, Spec, json_schema, to_json
 from amqgen.errors import SpecError, StrictError
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")
@@ -35,16 +35,16 @@ DESCRIPTORS = {
 
 
 @pytest.fixture(scope="module")
-def spec() -> Spec10:
+def spec() -> Spec:
     assert FOLDER.is_dir(), f"{FOLDER} is missing (Debian package amqp-specs, deps/debian.txt)"
-    return load_spec10(FOLDER)
+    return load_spec(FOLDER)
 
 
 def amqgen(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "amqgen", *args], capture_output=True, text=True, check=False)
 
 
-def test_counts(spec: Spec10) -> None:
+def test_counts(spec: Spec) -> None:
     assert (len(spec.primitives), len(spec.composites), len(spec.restricted)) == (24, 33, 39)
     cats = [e.category for e in spec.encodings]
     assert len(cats) == 39 and [cats.count(c) for c in ("fixed", "variable", "compound", "array")] == [27, 6, 4, 2]
@@ -57,7 +57,7 @@ def test_counts(spec: Spec10) -> None:
     assert len(spec.archetypes) == 14 and len(spec.definitions) == 13 and len(spec.descriptors) == 40
 
 
-def test_descriptors_are_the_oasis_numbers(spec: Spec10) -> None:
+def test_descriptors_are_the_oasis_numbers(spec: Spec) -> None:
     got = {t.name: t.descriptor for t in (*spec.composites, *spec.restricted) if t.descriptor is not None}
     assert set(got) == set(DESCRIPTORS)
     for name, ident in DESCRIPTORS.items():
@@ -66,7 +66,7 @@ def test_descriptors_are_the_oasis_numbers(spec: Spec10) -> None:
         assert d.name.startswith(f"amqp:{name}:"), d.name
 
 
-def test_encodings_by_hand(spec: Spec10) -> None:
+def test_encodings_by_hand(spec: Spec) -> None:
     """Part 1.6: a few constructors of each category, with their widths."""
     enc = {e.code: (e.category, e.width, e.name) for e in spec.encodings}
     assert enc[0x40] == ("fixed", 0, None)  # null
@@ -78,7 +78,7 @@ def test_encodings_by_hand(spec: Spec10) -> None:
     assert enc[0x98] == ("fixed", 16, None) and enc[0x94][:2] == ("fixed", 16)  # uuid, decimal128
 
 
-def test_defaults_resolved_and_choices_typed(spec: Spec10) -> None:
+def test_defaults_resolved_and_choices_typed(spec: Spec) -> None:
     comp = {c.name: c for c in spec.composites}
     by = {(c, f.name): f for c in comp for f in comp[c].fields}
     # the six defaults that name a choice (part 2.8.2, 2.8.3, 3.5.3, 3.5.4): to the choice's value
@@ -96,7 +96,7 @@ def test_defaults_resolved_and_choices_typed(spec: Spec10) -> None:
     assert rest["milliseconds"].primitive == "uint" and rest["amqp-value"].primitive == "*"
 
 
-def test_archetypes_are_unions_of_types(spec: Spec10) -> None:
+def test_archetypes_are_unions_of_types(spec: Spec) -> None:
     a = spec.archetypes
     assert a["frame"] == ("open", "begin", "attach", "flow", "transfer", "disposition", "detach", "end", "close")
     assert set(a["sasl-frame"]) == {"sasl-mechanisms", "sasl-init", "sasl-challenge", "sasl-response", "sasl-outcome"}
@@ -111,17 +111,17 @@ def test_archetypes_are_unions_of_types(spec: Spec10) -> None:
     assert isinstance(spec.type_by_name()["data"], Restricted)
 
 
-def test_a_required_archetype_nobody_provides_is_a_warning(spec: Spec10) -> None:
+def test_a_required_archetype_nobody_provides_is_a_warning(spec: Spec) -> None:
     (w,) = spec.warnings
     assert "global-tx-id" in w.message and w.code == "10-unprovided-archetype"
     assert w.location.file.endswith("transactions.bare.xml") and w.location.line is not None
     line = (FOLDER / "transactions.bare.xml").read_text().splitlines()[w.location.line - 1]
     assert 'requires="global-tx-id"' in line
     with pytest.raises(StrictError):
-        load_spec10(FOLDER, strict=True)
+        load_spec(FOLDER, strict=True)
 
 
-def test_wire_facts_agree_with_the_xml(spec: Spec10) -> None:
+def test_wire_facts_agree_with_the_xml(spec: Spec) -> None:
     d = {x.name: x.value for x in spec.definitions}
     version = bytes((int(d["MAJOR"]), int(d["MINOR"]), int(d["REVISION"])))
     assert wire.AMQP_HEADER == b"AMQP\x00" + version and wire.SASL_HEADER == b"AMQP\x03" + version
@@ -146,7 +146,7 @@ def test_cli_validate_inspect_and_json(tmp_path: Path) -> None:
     two = amqgen("inspect", "--spec", str(FOLDER) + "/", "--json")
     assert one.returncode == 0 and one.stdout == two.stdout  # deterministic, wherever the folder is named
     doc = json.loads(one.stdout)
-    assert doc["family"] == "1-0" and doc == json.loads(json.dumps(to_json(load_spec10(FOLDER))))
+    assert doc["family"] == "1-0" and doc == json.loads(json.dumps(to_json(load_spec(FOLDER))))
     schema = json.loads(amqgen("inspect", "--spec", "1-0", "--json-schema").stdout)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(doc, schema)
@@ -196,7 +196,7 @@ def test_bad_input_is_one_line_with_file_and_line(tmp_path: Path, file: str, old
         pytest.fail(f"{old!r} is not in {file}: the test's edit no longer applies")
     path.write_text(text.replace(old, new, 1))
     with pytest.raises(SpecError) as info:
-        load_spec10(folder)
+        load_spec(folder)
     assert message in str(info.value) and f"{file}:" in str(info.value), str(info.value)
     proc = amqgen("validate", "--spec", str(folder))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -207,7 +207,7 @@ def test_a_missing_file_of_the_set(tmp_path: Path) -> None:
     folder = _copy(tmp_path)
     (folder / "security.bare.xml").unlink()
     with pytest.raises(SpecError, match="lacks security.bare.xml"):
-        load_spec10(folder)
+        load_spec(folder)
 
 
 def test_one_1_0_file_given_alone_is_refused_with_the_way_to_read_it() -> None:

@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 from proton_peer import norm, proton_decode, proton_encode, same
 
 from amqgen.amqp10 import refcodec as ref
-from amqgen.amqp10.loader import load_spec as load_spec10
-from amqgen.amqp10.model import Composite, Restricted, Spec as Spec10
+from amqgen.amqp10.loader import load_spec
+from amqgen.amqp10.model import Composite, Restricted, Spec
 from amqgen.amqp10.refcodec import Array, Described, Typed
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")
 
 @pytest.fixture(scope="module")
-def spec() -> Spec10:
-    return load_spec10(FOLDER)
+def spec() -> Spec:
+    return load_spec(FOLDER)
 
 
 # -- the values at their edges, through each constructor ------------------------------------------------------
@@ -84,7 +84,7 @@ def test_proton_encodings_read_the_same_with_ours() -> None:
         assert same(norm(got), norm(v)), f"{data.hex()}: we read {got!r}, Proton wrote {v!r}"
 
 
-def test_the_constructor_table_is_the_model_s(spec: Spec10) -> None:
+def test_the_constructor_table_is_the_model_s(spec: Spec) -> None:
     model = {e.code: (p.name, e.category, e.width) for p in spec.primitives for e in p.encodings}
     assert model == ref.constructors()
 
@@ -96,7 +96,7 @@ SAMPLE = {"null": None, "boolean": True, "ubyte": 7, "ushort": 300, "uint": 7000
           "decimal32": bytes(4), "decimal64": bytes(8), "decimal128": bytes(16)}
 
 
-def sample(c: ref.Composites, spec: Spec10, ftype: str, multiple: bool, requires: tuple[str, ...], depth: int = 0
+def sample(c: ref.Composites, spec: Spec, ftype: str, multiple: bool, requires: tuple[str, ...], depth: int = 0
            ) -> ref.Value:
     if ftype == "*":
         provider = spec.archetypes.get(requires[0], ())
@@ -126,7 +126,7 @@ def sample(c: ref.Composites, spec: Spec10, ftype: str, multiple: bool, requires
 
 
 @pytest.mark.parametrize("form", ["canonical", "symbolic", "trailing-nulls", "wide"])
-def test_every_composite_with_every_field_reads_the_same_in_proton(spec: Spec10, form: str) -> None:
+def test_every_composite_with_every_field_reads_the_same_in_proton(spec: Spec, form: str) -> None:
     c = ref.Composites(spec)
     for comp in spec.composites:
         values = {f.name: sample(c, spec, f.type, f.multiple, f.requires) for f in comp.fields}
@@ -147,7 +147,7 @@ def test_every_composite_with_every_field_reads_the_same_in_proton(spec: Spec10,
         assert c.decode(short)[1] == {f.name: needed.get(f.name) for f in comp.fields}
 
 
-def test_a_mandatory_null_and_an_unknown_descriptor_are_refused(spec: Spec10) -> None:
+def test_a_mandatory_null_and_an_unknown_descriptor_are_refused(spec: Spec) -> None:
     c = ref.Composites(spec)
     with pytest.raises(ref.RefError) as info:
         c.decode(bytes.fromhex("005310c00201" + "40"))  # open with a null container-id
@@ -224,7 +224,7 @@ def _swap_descriptors(mp: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("broken", [_keep_trailing_null, _small_uint_off_by_one, _swap_descriptors])
-def test_a_broken_reference_codec_is_caught(broken: Any, spec: Spec10, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_reference_codec_is_caught(broken: Any, spec: Spec, monkeypatch: pytest.MonkeyPatch) -> None:
     broken(monkeypatch)
     with pytest.raises(AssertionError):
         test_each_edge_value_reads_the_same_in_proton(False)

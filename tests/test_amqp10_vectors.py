@@ -21,7 +21,7 @@ from proton_peer import norm, proton_decode, same
 
 from amqgen.amqp10 import refcodec as ref
 from amqgen.amqp10 import vectors as v10
-from amqgen.amqp10.loader import load_spec as load_spec10
+from amqgen.amqp10.loader import load_spec
 from amqgen.amqp10.refcodec import Typed
 
 FOLDER = Path("/usr/share/amqp/specs/1-0")
@@ -87,7 +87,7 @@ def _fields_as_list(spec_fields: list[str], fields: dict[str, Any]) -> list[Any]
 
 
 def test_every_composite_and_equivalent_reads_the_same_in_proton(doc: dict[str, Any]) -> None:
-    spec = load_spec10(FOLDER)
+    spec = load_spec(FOLDER)
     comp = {c.name: c for c in spec.composites}
     assert {c["type"] for c in doc["composites"]} == set(comp)
     for case in doc["composites"]:
@@ -119,7 +119,7 @@ def _transport(frames: bytes) -> tuple[Any, list[str]]:
 
 
 def test_the_frames_read_in_proton_and_its_transport_takes_them(doc: dict[str, Any]) -> None:
-    spec = load_spec10(FOLDER)
+    spec = load_spec(FOLDER)
     c = ref.Composites(spec)
     header = b"AMQP\x00\x01\x00\x00"
     seen = set()
@@ -206,7 +206,7 @@ def _proton_refuses(inp: str, data: bytes) -> bool:
 
 
 def test_every_malformed_case_is_refused(doc: dict[str, Any]) -> None:
-    spec = load_spec10(FOLDER)
+    spec = load_spec(FOLDER)
     c = ref.Composites(spec)
     accepted = []
     for case in doc["malformed"]:
@@ -236,7 +236,7 @@ def test_tshark_dissects_every_frame_case_without_a_malformed_packet(doc: dict[s
     from traffic_tools import need, synth_capture
 
     tshark = need("tshark")
-    spec = load_spec10(FOLDER)
+    spec = load_spec(FOLDER)
     code = {c.name: c.descriptor.id for c in spec.composites}
     for case in doc["frames"]:
         data = bytes.fromhex(case["bytes"])
@@ -262,7 +262,7 @@ def test_tshark_dissects_every_frame_case_without_a_malformed_packet(doc: dict[s
 def test_proton_s_transport_ignores_a_symbolic_descriptor(doc: dict[str, Any]) -> None:
     """A peer gap, documented: the spec lets a descriptor be its symbol ("amqp:open:list"), the reference codec and
     proton.Data read it, but Proton's Transport passes over a performative so described (no error, no open)."""
-    spec = load_spec10(FOLDER)
+    spec = load_spec(FOLDER)
     c = ref.Composites(spec)
     for symbolic, active in ((False, True), (True, False)):
         body = c.encode("open", {"container-id": Typed("string", "peer")}, symbolic=symbolic)

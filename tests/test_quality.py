@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -76,3 +78,27 @@ def test_layers_catch_an_upward_import(tmp_path: Path) -> None:
     proc = lint_imports(tmp_path)
     assert proc.returncode != 0 and "amqgen.amqp0.wire is not allowed to import amqgen.amqp0.plan" in proc.stdout, (
         proc.stdout)
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "message"),
+    [
+        # shared machinery imports neither family (naming once imported the 0-x model)
+        ("naming.py", "from .amqp0.model import Spec as Spec0", "amqgen.naming is not allowed to import amqgen.amqp0"),
+        ("changes.py", "from .amqp10 import model as model10", "amqgen.changes is not allowed to import amqgen.amqp10"),
+        # the families are independent, both ways
+        ("amqp0/diff.py", "from ..amqp10 import model as model10", "amqgen.amqp0 is not allowed to import amqgen.amqp10"),
+        # a family sits below the module that picks it
+        ("amqp10/model.py", "from .. import family", "amqgen.amqp10 is not allowed to import amqgen.family"),
+        # the 1.0 family's own floors: the model under the plan
+        ("amqp10/model.py", "from . import plan", "amqgen.amqp10.model is not allowed to import amqgen.amqp10.plan"),
+        # the 0-x family's interface sits on top of its floors
+        ("amqp0/plan.py", "from . import family", "amqgen.amqp0.plan is not allowed to import amqgen.amqp0.family"),
+    ],
+)
+def test_each_contract_catches_a_planted_import(tmp_path: Path, module: str, planted: str, message: str) -> None:
+    shutil.copytree(ROOT / "amqgen", tmp_path / "amqgen", ignore=shutil.ignore_patterns("__pycache__"))
+    target = tmp_path / "amqgen" / module
+    target.write_text(target.read_text() + f"\n{planted}  # planted\n")
+    proc = lint_imports(tmp_path)
+    assert proc.returncode != 0 and message in proc.stdout, proc.stdout

@@ -25,6 +25,7 @@ from vector_peers import GAP_REASONS, Report, check_frames, check_methods, check
 from amqgen.amqp0 import refcodec, vectors
 from amqgen.amqp0.lower import load_spec
 from amqgen.amqp0.model import Spec
+from amqgen.corpus import dumps
 
 PEER_SPECS = {"official-0-9-1": SPEC_091, "rabbitmq-0-9-1-extended": SPEC_091_EXT}
 
@@ -45,7 +46,7 @@ def amqgen(*args: str) -> subprocess.CompletedProcess[str]:
 
 def document(spec: Spec, dialect: str = "rabbitmq") -> dict[str, Any]:
     """The corpus as a target reads it: the written text, parsed."""
-    data: dict[str, Any] = json.loads(vectors.dumps(vectors.corpus(spec, dialect)))
+    data: dict[str, Any] = json.loads(dumps(vectors.corpus(spec, dialect)))
     return data
 
 

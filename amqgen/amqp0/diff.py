@@ -34,27 +34,11 @@ Not breaking:
 
 from __future__ import annotations
 
-import json
-import textwrap
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .. import changes
 from .model import Assert, Chassis, Class, Constant, Domain, Field, Method, Rule, Spec
-
-FORMAT = "amqgen-diff"
-VERSION = 1
-
-
-@dataclass(frozen=True)
-class Change:
-    kind: str  # "method-removed", "field-retyped", ... (the kinds are listed in KINDS)
-    path: str  # the element: "basic.nack", "basic.qos.prefetch-count", "constant.frame-oob-method"
-    breaking: bool
-    detail: str  # one sentence for people
-    old: Any = None  # JSON-serialisable before/after values, when they say something
-    new: Any = None
-
 
 #: Every kind of change, and the area it belongs to (for grouping in tools).
 KINDS: dict[str, str] = {
@@ -77,19 +61,18 @@ KINDS: dict[str, str] = {
 }
 
 
-@dataclass
-class Diff:
-    old: Spec
-    new: Spec
-    changes: list[Change] = field(default_factory=list)
+class Diff(changes.Diff[Spec]):
+    KINDS = KINDS
 
-    @property
-    def breaking(self) -> list[Change]:
-        return [c for c in self.changes if c.breaking]
+    def side(self, s: Spec) -> dict[str, Any]:
+        side: dict[str, Any] = {"name": s.name, "sha256": s.sha256, "family": s.family,
+                                "version": [s.major, s.minor, s.revision]}
+        if s.overlays:  # only then: the JSON of a spec alone is unchanged
+            side["overlays"] = [{"name": o.name, "sha256": o.sha256} for o in s.overlays]
+        return side
 
-    def add(self, kind: str, path: str, breaking: bool, detail: str, old: Any = None, new: Any = None) -> None:
-        assert kind in KINDS, kind
-        self.changes.append(Change(kind, path, breaking, detail, old, new))
+    def head(self) -> str:
+        return f"amqgen diff {self.old.title} ({_version(self.old)}) -> {self.new.title} ({_version(self.new)})"
 
 
 # -- comparing -------------------------------------------------------------------------------
@@ -403,64 +386,3 @@ def _properties(d: Diff, cls: str, old: Sequence[Field], new: Sequence[Field]) -
                   f"{y.path} ({y.type}) appended: old peers never set its flag, but cannot read a header "
                   "that sets it", None, y.type)
     del cls
-
-
-# -- output ----------------------------------------------------------------------------------
-
-def _side(s: Spec) -> dict[str, Any]:
-    side: dict[str, Any] = {"name": s.name, "sha256": s.sha256, "family": s.family,
-                            "version": [s.major, s.minor, s.revision]}
-    if s.overlays:  # only then: the JSON of a spec alone is unchanged
-        side["overlays"] = [{"name": o.name, "sha256": o.sha256} for o in s.overlays]
-    return side
-
-
-def to_json(d: Diff) -> str:
-    kinds: dict[str, int] = {}
-    for c in d.changes:
-        kinds[c.kind] = kinds.get(c.kind, 0) + 1
-    doc = {
-        "format": FORMAT,
-        "version": VERSION,
-        "old": _side(d.old),
-        "new": _side(d.new),
-        "summary": {
-            "changes": len(d.changes),
-            "breaking": len(d.breaking),
-            "by_kind": dict(sorted(kinds.items())),
-        },
-        "changes": [{**asdict(c), "area": KINDS[c.kind]} for c in d.changes],
-    }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-
-
-def to_text(d: Diff) -> str:
-    lines = [f"amqgen diff {d.old.title} ({_version(d.old)}) -> {d.new.title} ({_version(d.new)})"]
-    return "\n".join([*lines, *to_text_lines(d.changes)]) + "\n"
-
-
-def to_text_lines(changes: Sequence[Change]) -> list[str]:
-    """The body of the text report, after its head line (shared with the 1.0 diff)."""
-    lines: list[str] = []
-    if not changes:
-        lines.append("no changes")
-        return lines
-    breaking = [c for c in changes if c.breaking]
-    lines.append(f"{len(changes)} changes, {len(breaking)} breaking wire compatibility")
-    other = [c for c in changes if not c.breaking]
-    if breaking:
-        lines.append("")
-        lines.append(f"Breaking ({len(breaking)}):")
-        lines.extend(f"  ! {c.kind:<28} {c.detail}" for c in breaking)
-    docs = [c for c in other if c.kind == "doc-changed"]
-    rest = [c for c in other if c.kind != "doc-changed"]
-    if rest:
-        lines.append("")
-        lines.append(f"Not breaking ({len(rest)}):")
-        lines.extend(f"    {c.kind:<28} {c.detail}" for c in rest)
-    if docs:
-        lines.append("")
-        lines.append(f"Documentation text changed ({len(docs)}):")
-        lines.extend(textwrap.wrap(", ".join(c.path for c in docs), 100, initial_indent="    ",
-                                   subsequent_indent="    ", break_on_hyphens=False))
-    return lines

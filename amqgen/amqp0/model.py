@@ -340,6 +340,19 @@ class Spec:
     def domain_by_name(self) -> dict[str, Domain]:
         return {d.name: d for d in self.domains}
 
+    def name_scopes(self) -> list[tuple[str, str, list[tuple[str, Location | None]]]]:
+        """Where a target declares names, for the naming layer's collision check: (scope, role, names)."""
+        scopes: list[tuple[str, str, list[tuple[str, Location | None]]]] = [
+            ("classes", "type", [(c.name, c.loc) for c in self.classes]),
+            ("constants", "constant", [(c.name, c.loc) for c in self.constants]),
+            ("method types", "type", [(f"{m.class_name}-{m.name}", m.loc) for m in self.methods]),
+            ("domains", "type", [(d.name, d.loc) for d in self.domains]),
+        ]
+        for c in self.classes:
+            scopes.append((f"{c.name} properties", "member", [(p.name, p.loc) for p in c.properties]))
+            scopes.extend((f"{m.full_name} fields", "member", [(f.name, f.loc) for f in m.fields]) for m in c.methods)
+        return scopes
+
     @property
     def protocol_header(self) -> bytes:
         """The 8 octets a client opens a connection with. 0-9-1: "AMQP" 0 0 9 1 (protocol id 0,

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from ..changes import Change
 from ..errors import ConflictError, Location, SpecError
 from ..loader import Document, canon
-from .diff import Change, diff_specs
+from .diff import diff_specs
 from .model import Overlay, Spec
 
 ACTIONS = ("add", "change", "remove")

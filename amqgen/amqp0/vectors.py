@@ -10,18 +10,14 @@ decoder before it is written, so the labels cannot drift from the octets.
 
 from __future__ import annotations
 
-import json
 import struct
 from typing import Any
 
-from .. import __version__
+from ..corpus import FORMAT, VERSION, envelope
 from ..errors import AmqgenError, UsageError
-from ..notice import notice
 from . import refcodec as ref
 from .model import Class, Field, Method, Spec
 
-FORMAT = "amqgen-vectors"
-VERSION = 1
 DIALECTS = ("rabbitmq", "qpid")
 
 ERROR_KINDS: dict[str, str] = {
@@ -668,15 +664,11 @@ def corpus(spec: Spec, dialect: str = "rabbitmq") -> dict[str, Any]:
     b = Builder(spec, dialect)
     try:
         doc = {
-            "format": FORMAT,
-            "version": VERSION,
-            "generator": f"amqgen {__version__}",
-            "notice": notice(spec),
-            "spec": {"name": spec.name, "family": spec.family, "sha256": spec.sha256, "major": spec.major,
-                     "minor": spec.minor, "revision": spec.revision,
-                     # only with --overlay, so a corpus of a spec alone is unchanged
-                     **({"overlays": [{"name": o.name, "sha256": o.sha256} for o in spec.overlays]}
-                        if spec.overlays else {})},
+            **envelope(spec, {"name": spec.name, "family": spec.family, "sha256": spec.sha256, "major": spec.major,
+                              "minor": spec.minor, "revision": spec.revision,
+                              # only with --overlay, so a corpus of a spec alone is unchanged
+                              **({"overlays": [{"name": o.name, "sha256": o.sha256} for o in spec.overlays]}
+                                 if spec.overlays else {})}),
             "dialect": dialect,
             "protocol_header": spec.protocol_header.hex(),
             "limits": {"max_table_depth": ref.MAX_DEPTH},
@@ -692,27 +684,6 @@ def corpus(spec: Spec, dialect: str = "rabbitmq") -> dict[str, Any]:
     except (AssertionError, ValueError, KeyError) as e:  # a bug in amqgen, not the user's input
         raise AmqgenError(f"cannot build the corpus for {spec.name}: {type(e).__name__}: {e}") from e
     return doc
-
-
-def dumps(doc: dict[str, Any]) -> str:
-    """Deterministic text: the header keys one per line, then one case per line."""
-    lines = ["{"]
-    items = list(doc.items())
-    for i, (key, value) in enumerate(items):
-        comma = "," if i < len(items) - 1 else ""
-        if isinstance(value, list):
-            lines.append(f"  {json.dumps(key)}: [")
-            for j, case in enumerate(value):
-                lines.append("    " + _compact(case) + ("," if j < len(value) - 1 else ""))
-            lines.append("  ]" + comma)
-        else:
-            lines.append(f"  {json.dumps(key)}: {_compact(value)}{comma}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def json_schema() -> dict[str, Any]:

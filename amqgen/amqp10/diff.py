@@ -1,5 +1,5 @@
 """``amqgen diff OLD NEW`` for two AMQP 1.0 file sets: what changed, each change classified as breaking wire
-compatibility or not, in the same document (``amqgen-diff``) and text as the 0-x diff (:mod:`amqgen.diff`).
+compatibility or not, in the one document (``amqgen-diff``) and text both families write (:mod:`amqgen.changes`).
 
 Types are matched by name, fields by name within their composite (a field whose name changed but whose position
 and type did not is a rename). Breaking: a type removed or its class changed; a descriptor changed (peers
@@ -14,15 +14,10 @@ with the same primitive.
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..amqp0.diff import Change, to_text_lines
+from .. import changes
 from .model import Composite, Field, Primitive, Restricted, Spec
-
-FORMAT = "amqgen-diff"
-VERSION = 1
 
 KINDS: dict[str, str] = {
     "type-added": "type", "type-removed": "type", "type-class-changed": "type", "descriptor-changed": "type",
@@ -37,19 +32,14 @@ KINDS: dict[str, str] = {
 }
 
 
-@dataclass
-class Diff:
-    old: Spec
-    new: Spec
-    changes: list[Change] = field(default_factory=list)
+class Diff(changes.Diff[Spec]):
+    KINDS = KINDS
 
-    @property
-    def breaking(self) -> list[Change]:
-        return [c for c in self.changes if c.breaking]
+    def side(self, s: Spec) -> dict[str, Any]:
+        return {"name": s.name, "sha256": s.sha256, "family": s.family, "files": [f.name for f in s.files]}
 
-    def add(self, kind: str, path: str, breaking: bool, detail: str, old: Any = None, new: Any = None) -> None:
-        assert kind in KINDS, kind
-        self.changes.append(Change(kind, path, breaking, detail, old, new))
+    def head(self) -> str:
+        return f"amqgen diff {self.old.path} (1-0) -> {self.new.path} (1-0)"
 
 
 def diff_specs(old: Spec, new: Spec) -> Diff:
@@ -195,22 +185,3 @@ def _choices(d: Diff, name: str, t: Restricted, u: Restricted) -> None:
     for k, v in nc.items():
         if k not in oc:
             d.add("choice-added", f"{name}.{k}", False, f"{name} gains choice {k} ({v!r})", None, v)
-
-
-def _side(s: Spec) -> dict[str, Any]:
-    return {"name": s.name, "sha256": s.sha256, "family": s.family, "files": [f.name for f in s.files]}
-
-
-def to_json(d: Diff) -> str:
-    kinds: dict[str, int] = {}
-    for c in d.changes:
-        kinds[c.kind] = kinds.get(c.kind, 0) + 1
-    doc = {"format": FORMAT, "version": VERSION, "old": _side(d.old), "new": _side(d.new),
-           "summary": {"changes": len(d.changes), "breaking": len(d.breaking), "by_kind": dict(sorted(kinds.items()))},
-           "changes": [{**asdict(c), "area": KINDS[c.kind]} for c in d.changes]}
-    return json.dumps(doc, indent=2) + "\n"
-
-
-def to_text(d: Diff) -> str:
-    head = f"amqgen diff {d.old.path} (1-0) -> {d.new.path} (1-0)"
-    return "\n".join([head, *to_text_lines(d.changes)]) + "\n"

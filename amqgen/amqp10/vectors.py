@@ -9,14 +9,12 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from ..corpus import FORMAT, VERSION, envelope
 from ..errors import AmqgenError
 from . import refcodec as ref
 from . import wire
 from .model import Composite, Restricted, Spec
 from .refcodec import Array, Described, Typed
-
-FORMAT = "amqgen-vectors"
-VERSION = 1
 
 ERROR_KINDS: dict[str, str] = {
     "truncated": "the input ends before a constructor, a size, a count or the octets they announce",
@@ -404,17 +402,10 @@ class Builder:
 
 
 def corpus(spec: Spec) -> dict[str, Any]:
-    from .. import __version__
-    from ..notice import notice
-
     b = Builder(spec)
     try:
         return {
-            "format": FORMAT,
-            "version": VERSION,
-            "generator": f"amqgen {__version__}",
-            "notice": notice(spec),
-            "spec": {"name": spec.name, "family": spec.family, "sha256": spec.sha256},
+            **envelope(spec, {"name": spec.name, "family": spec.family, "sha256": spec.sha256}),
             "limits": {"max_depth": ref.MAX_DEPTH},
             "error_kinds": ERROR_KINDS,
             "values": b.values(),

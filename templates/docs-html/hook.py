@@ -1,4 +1,4 @@
-"""Thin hook of the HTML docs pack: the computed view comes from amqgen.docs; this adds the
+"""Thin hook of the HTML docs pack: the computed view comes from amqgen.amqp0.reference; this adds the
 page's own script and style (read from this folder) and their CSP hashes."""
 
 from __future__ import annotations
@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from amqgen.docs import HTML_FILTERS, csp_hash, inline_asset
-from amqgen.docs import context as docs_context
 from amqgen.amqp0.model import Spec
+from amqgen.amqp0.reference import HTML_FILTERS
+from amqgen.amqp0.reference import context as docs_context
+from amqgen.docs import csp_hash, inline_asset
 from amqgen.naming import Naming
 
 FILTERS = HTML_FILTERS

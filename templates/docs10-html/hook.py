@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from amqgen.amqp10.model import Spec as Spec10
+from amqgen.amqp10.model import Spec
 from amqgen.amqp10.reference import build
 from amqgen.docs import HTML_FILTERS, csp_hash, inline_asset
 from amqgen.naming import Naming
@@ -15,6 +15,6 @@ FILTERS = HTML_FILTERS
 _HERE = Path(__file__).resolve().parent
 
 
-def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
+def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
     style = (_HERE / "page.css").read_text(encoding="utf-8")
     return {"ref": build(spec), "style": inline_asset(style), "style_hash": csp_hash(style)}

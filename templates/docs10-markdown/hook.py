@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from amqgen.amqp10.model import Spec as Spec10
+from amqgen.amqp10.model import Spec
 from amqgen.amqp10.reference import build
 from amqgen.docs import MARKDOWN_FILTERS
 from amqgen.naming import Naming
@@ -12,5 +12,5 @@ from amqgen.naming import Naming
 FILTERS = MARKDOWN_FILTERS
 
 
-def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
+def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
     return {"ref": build(spec)}

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.amqp10 import wire
-from amqgen.amqp10.model import Spec as Spec10
-from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan as codec_plan10
+from amqgen.amqp10.model import Spec
+from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan
 from amqgen.amqp10.vectors import ERROR_KINDS
 from amqgen.errors import RenderError
 from amqgen.naming import Naming
@@ -142,8 +142,8 @@ def _union(names: list[str]) -> str:
     return " | ".join(dict.fromkeys(names)) or "Any"
 
 
-def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
-    plan = codec_plan10(spec)
+def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
+    plan = codec_plan(spec)
     readers = [_reader(c) for c in plan.constructors]
     by_code = {r.code: r for r in readers}
     null = next(c.code for c in plan.constructors if c.primitive == "null")
