@@ -26,6 +26,22 @@ def test_ruff() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+HOOKS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").glob("*/hook.py"))
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_hook_mypy_strict(hook: str) -> None:
+    """The packs' hooks are typed like amqgen (one run each: every hook is a module named ``hook``)."""
+    proc = run("mypy", "--strict", hook)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_hooks_ruff() -> None:
+    assert len(HOOKS) >= 8, HOOKS
+    proc = run("ruff", "check", *HOOKS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def lint_imports(package_parent: Path) -> subprocess.CompletedProcess[str]:
     """import-linter's contracts (pyproject.toml [tool.importlinter]) on the amqgen found under package_parent."""
     exe = Path(sys.executable).with_name("lint-imports")

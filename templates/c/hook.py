@@ -6,15 +6,17 @@ this file only maps them to C.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from amqgen.errors import RenderError
 from amqgen.amqp0 import refcodec as ref
+from amqgen.amqp0.model import Class, Method
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
 from amqgen.amqp0.vectors import ERROR_KINDS, table_from_json
 from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
+from amqgen.errors import RenderError
 
 #: wire type -> C type of a struct member
 C_TYPE = {
@@ -43,16 +45,16 @@ STATUSES = (
     ("INCOMPLETE", 1, "incomplete", "the frame reader needs more input (not an error)"),
     *((f"ERR_{k.replace('-', '_').upper()}", -1 - i, k, text) for i, (k, text) in enumerate(ERROR_KINDS.items())),
     ("ERR_NO_SPACE", -12, "no-space", "the caller's buffer or storage is too small for what is written into it"),
-    ("ERR_VALUE", -13, "value", "a value the wire cannot carry: a short string or table key over 255 octets, a long "
-     "string, table or frame payload over 4 GiB, a table nested deeper than the limit, a type code the dialect lacks"),
-    ("ERR_MISUSE", -14, "misuse", "a call out of order: a table value without its key or a key in an array, "
-     "unbalanced begin and end, finishing an open table, feeding a reader before next() returned incomplete"),
-    ("ERR_UNKNOWN_ID", -15, "unknown-id", "a method id, content class, property flag or rule id the spec does not "
-     "define, given to an encoder or registry"),
-    ("ERR_FRAME_MAX", -16, "frame-max", "an encoder's frame_max is too small: 8 octets or less, or a method or "
-     "header frame larger than it"),
-    ("ERR_STORAGE", -17, "storage", "a frame split across feeds is within frame_max but larger than the storage "
-     "the reader was given"),
+    ("ERR_VALUE", -13, "value", ("a value the wire cannot carry: a short string or table key over 255 octets, a long "
+     "string, table or frame payload over 4 GiB, a table nested deeper than the limit, a type code the dialect lacks")),
+    ("ERR_MISUSE", -14, "misuse", ("a call out of order: a table value without its key or a key in an array, "
+     "unbalanced begin and end, finishing an open table, feeding a reader before next() returned incomplete")),
+    ("ERR_UNKNOWN_ID", -15, "unknown-id", ("a method id, content class, property flag or rule id the spec does not "
+     "define, given to an encoder or registry")),
+    ("ERR_FRAME_MAX", -16, "frame-max", ("an encoder's frame_max is too small: 8 octets or less, or a method or "
+     "header frame larger than it")),
+    ("ERR_STORAGE", -17, "storage", ("a frame split across feeds is within frame_max but larger than the storage "
+     "the reader was given")),
 )
 
 #: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
@@ -291,18 +293,17 @@ FILTERS = {"fnv": fnv, "ccomment": comment, "cinline": inline, "hex": _hex, "cby
 # the corpus's JSON values (never from C output), so a decoding mistake in C cannot hide.
 
 def canon_typed(tv: dict[str, Any], dialect: str) -> str:
-    code, v = tv["type"], tv["value"]
+    code: str = tv["type"]
+    v = tv["value"]
     kind = next(t.kind for t in TYPE_CODES[dialect] if t.code == code)
     if kind == "bool":
         return code + ("1" if v else "0")
     if kind in ("int", "timestamp"):
         return code + str(int(v))
-    if kind == "float":
-        return code + v.lower()
+    if kind in ("float", "longstr", "bytes", "shortstr"):
+        return code + str(v).lower()  # hex text in the corpus
     if kind == "decimal":
         return f"{code}{v['scale']},{v['unscaled']}"
-    if kind in ("longstr", "bytes", "shortstr"):
-        return code + v.lower()
     if kind == "table":
         return code + canon_table(v, dialect)
     if kind == "array":
@@ -319,18 +320,19 @@ def canon_field(wire: str, v: Any, dialect: str) -> str:
         return "1" if v else "0"
     if wire in FIXED:
         return str(int(v))
+    text: str = v if wire in ("shortstr", "longstr") else ""
     if wire == "shortstr":
-        return v.encode("utf-8").hex()
+        return text.encode("utf-8").hex()
     if wire == "longstr":
-        return v.lower()
+        return text.lower()
     return canon_table(v, dialect)
 
 
-def canon_method(m: Any, values: dict[str, Any], dialect: str) -> str:
+def canon_method(m: Method, values: dict[str, Any], dialect: str) -> str:
     return m.full_name + "(" + ";".join(canon_field(f.type, values[f.name], dialect) for f in m.fields) + ")"
 
 
-def canon_properties(cls: Any, values: dict[str, Any], dialect: str) -> str:
+def canon_properties(cls: Class, values: dict[str, Any], dialect: str) -> str:
     return cls.name + "(" + ";".join(f"{i}={canon_field(f.type, values[f.name], dialect)}"
                                      for i, f in enumerate(cls.properties) if f.name in values) + ")"
 
@@ -358,8 +360,9 @@ class CaseWriter:
             return f"UINT64_C({int(v)})" if wire in ("longlong", "timestamp") else f"{int(v)}u"
         # A table's entries come from the reference codec, as the corpus's octets do: the peers (pika, pamqp,
         # py-amqp) check those in tests/test_vectors.py, so a second table encoder here would add no check.
-        data = {"shortstr": lambda: v.encode("utf-8"), "longstr": lambda: bytes.fromhex(v),
-                "table": lambda: ref.table_body(table_from_json(v, self.dialect), self.dialect)}[wire]()
+        encoders: dict[str, Callable[[], bytes]] = {"shortstr": lambda: v.encode("utf-8"), "longstr": lambda: bytes.fromhex(v),
+                "table": lambda: ref.table_body(table_from_json(v, self.dialect), self.dialect)}
+        data = encoders[wire]()
         kind = "table" if wire == "table" else "bytes"
         return f"({self.p}_{kind}_t){{{self.array(data)}, {len(data)}}}"
 

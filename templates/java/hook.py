@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from amqgen.errors import RenderError
 from amqgen.amqp0.plan import codec_plan
-from amqgen.naming import JAVA_RESERVED
 from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
+from amqgen.errors import RenderError
+from amqgen.naming import JAVA_RESERVED
 
 #: wire type -> (Java type of a method argument, boxed type of a property, default literal)
 JAVA_TYPE: dict[str, tuple[str, str, str]] = {

@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqgen.errors import RenderError
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.amqp0.wire import FRAME_DEFAULTS
+from amqgen.errors import RenderError
 
 #: the struct format character of an unsigned big-endian integer of each size, and back
 STRUCT_BY_SIZE = {1: "B", 2: "H", 4: "I", 8: "Q"}
