@@ -254,7 +254,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     out = tmp_path / "src"
     assert _render_py(out, "old_pkg").returncode == 0
     old = sorted(p.relative_to(out).as_posix() for p in (out / "old_pkg").rglob("*") if p.is_file())
-    assert len(old) == 11
+    assert len(old) == 12
     mine = out / "old_pkg" / "handwritten.py"
     mine.write_text("# not generated\n")
     (out / "notes.txt").write_text("kept\n")
@@ -274,7 +274,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     assert [ln for ln in listed if not ln.startswith("#")] == sorted(
         p.relative_to(out).as_posix() for p in (out / "new_pkg").rglob("*") if p.is_file())
     again = _render_py(out, "new_pkg")
-    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 12 unchanged")
+    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 13 unchanged")
 
 
 def test_a_manifest_pointing_outside_the_directory_is_never_followed(tmp_path: Path) -> None:
@@ -298,9 +298,9 @@ def test_check_reports_stale_missing_and_changed_files(tmp_path: Path) -> None:
     proc = _render_py(out, "b", "--check")
     assert proc.returncode == 1
     stale = [ln for ln in proc.stdout.splitlines() if ln.startswith("stale: ")]
-    assert len(stale) == 10 and all("(generated earlier, no longer produced)" in ln for ln in stale)
-    # b's 11 files are missing; the manifest (which names a's files) differs
-    assert "(11 missing, 10 stale, 1 changed;" in proc.stderr
+    assert len(stale) == 11 and all("(generated earlier, no longer produced)" in ln for ln in stale)
+    # b's 12 files are missing; the manifest (which names a's files) differs
+    assert "(12 missing, 11 stale, 1 changed;" in proc.stderr
     proc = _render_py(out, "a", "--check")
     assert proc.returncode == 1 and "(1 missing, 1 changed;" in proc.stderr and "stale: " not in proc.stdout
     assert not (out / "a" / "frames.py").exists()  # --check wrote nothing
