@@ -189,10 +189,10 @@ def _build(spec: Spec) -> Behaviour:
 
     violations = []
     for name, rtype, choice, scope, section, why in _VIOLATIONS:
-        choices = {c.name: c.value for c in restricted(rtype).choices}
-        if choice not in choices:
+        named = {c.name: c.value for c in restricted(rtype).choices}
+        if choice not in named:
             raise SpecError(f"{rtype} has no choice {choice!r}", where)
-        violations.append(Violation(name, rtype, choice, str(choices[choice]), scope, section, why))
+        violations.append(Violation(name, rtype, choice, str(named[choice]), scope, section, why))
 
     defaults = []
     for cname, fname in _DEFAULTS:
