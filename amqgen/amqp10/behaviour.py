@@ -73,6 +73,10 @@ class Behaviour:
     def default(self, name: str) -> Any:
         return dict(self.defaults)[name]
 
+    def choice(self, table: str, name: str) -> Any:
+        """A choice's value: ``choice("sasl_codes", "ok")`` is 0."""
+        return dict(getattr(self, table))[name]
+
 
 # Fixed knowledge from the prose, as data: (performative, travel, endpoint, action, section). Open and close travel
 # on channel 0 only (2.7.1, 2.7.9); begin and end name the session by their channel (2.5.1); attach, flow, transfer,

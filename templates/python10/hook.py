@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.amqp10 import wire
+from amqgen.amqp10.behaviour import behaviour_plan
 from amqgen.amqp10.model import Spec as Spec10
 from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan as codec_plan10
 from amqgen.amqp10.vectors import ERROR_KINDS
@@ -247,6 +248,7 @@ def context(spec: Spec10, naming: Naming, options: dict[str, str]) -> dict[str, 
             "composite_wrappers": wrappers_used,
             "composite_uuid": "uuid.UUID" in annotations or any("uuid.UUID" in u for _, u, _, _ in archetypes),
             "composite_array": "Array" in annotations.replace("|", " ").replace("[", " ").replace("]", " ").split(),
+            "behaviour": behaviour_plan(spec),  # the engine's facts (engine.py.j2)
             "enc": enc,
             "wide": wide,
             "ints": ints,
