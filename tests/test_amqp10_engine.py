@@ -202,3 +202,36 @@ def amqp10_plugin_on() -> None:
     proc = _rabbitmq_plugins("enable", "rabbitmq_amqp1_0")
     if proc.returncode != 0:
         pytest.fail(f"`rabbitmq-plugins enable rabbitmq_amqp1_0` failed: {proc.stdout}{proc.stderr}")
+
+
+def test_asyncio_client_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None) -> None:
+    """The same workload, smaller, on the asyncio client: PLAIN then ANONYMOUS, some deliveries over 3 frames."""
+    import asyncio
+
+    import pika
+
+    aio = importlib.import_module(f"{amqp10.__name__}.aio")
+
+    async def run(url: str, q: str, n: int) -> list[bytes]:
+        bodies = [b"aio %d " % i * (1500 if i % 50 == 0 else 1) for i in range(n)]
+        conn = await aio.connect(url, max_frame_size=4096)
+        sender = await conn.sender(q)
+        for i, body in enumerate(bodies):
+            outcome = await sender.send(body, settled=i % 2 == 0)
+            assert i % 2 == 0 or type(outcome).__name__ == "Accepted", outcome
+        receiver = await conn.receiver(q, credit=50)
+        got = []
+        while len(got) < n:
+            delivery = await receiver.receive()
+            got.append(delivery.body)
+            delivery.accept()
+        await conn.close()
+        assert got == bodies
+        return got
+
+    for url, n in (("amqp://guest:guest@127.0.0.1:5672", 400), ("amqp://127.0.0.1:5672", 60)):
+        name = f"amqgen-w35-aio-{uuid.uuid4().hex[:10]}"
+        asyncio.run(run(url, f"/queue/{name}", n))
+        conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1"))
+        assert conn.channel().queue_delete(name).method.message_count == 0
+        conn.close()
