@@ -12,10 +12,9 @@ import sys
 import time
 import uuid
 
+from amqp10_codec.client import Connection
 from proton import Message
 from proton.utils import BlockingConnection
-
-from amqp10_codec.client import Connection
 
 URL = "amqp://guest:guest@127.0.0.1:5672"
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
