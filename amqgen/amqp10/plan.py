@@ -18,9 +18,18 @@ from typing import Any, Literal
 from ..errors import Location, SpecError
 from . import wire
 from .model import Composite, Restricted, Spec
-from .refcodec import MAX_DEPTH  # every 1.0 decoder's nesting bound: the corpus's limit
+from .refcodec import MAX_DEPTH, MAX_EMPTY_ELEMENTS  # every 1.0 codec's bounds: the corpus's limits
 
 FieldKind = Literal["primitive", "composite", "any"]
+
+#: the key types of the maps whose keys only the prose restricts (the XML says only source="map"): restricted type
+#: -> (the key primitives, the section saying so). A type restricting one of these (node-properties is fields)
+#: inherits its keys. An encoder writes a str key as the first primitive and refuses keys of no listed type.
+KEY_TYPES: dict[str, tuple[tuple[str, ...], str]] = {
+    "fields": (("symbol",), "part 2, 2.8.13"),
+    "annotations": (("symbol", "ulong"), "part 3, 3.2.10"),
+    "application-properties": (("string",), "part 3, 3.2.5"),
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,7 @@ class FieldPlan:
     multiple: bool
     default: Any  # resolved to the primitive's value; None when the spec gives none
     requires: tuple[str, ...]
+    key_types: tuple[str, ...] = ()  # a map whose keys the prose restricts (KEY_TYPES); () for any key
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class DescribedPlan:
     provides: tuple[str, ...]
     fields: tuple[FieldPlan, ...]  # composites
     source: str | None  # sections: the primitive the value has ("binary", "list", "map", "*")
+    key_types: tuple[str, ...] = ()  # map sections: the keys' primitives (KEY_TYPES)
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class Plan:
     body_sections: tuple[str, ...]
     definitions: tuple[tuple[str, str], ...]
     max_depth: int
+    max_empty_elements: int
     frame_header_size: int
     frame_types: tuple[tuple[str, int], ...]
     protocol_ids: tuple[tuple[str, int], ...]
@@ -105,6 +117,16 @@ def _build(spec: Spec) -> Plan:
     sections = {r.name for r in spec.restricted if r.descriptor is not None} | {
         c.name for c in spec.composites if "section" in c.provides}
 
+    def keys(name: str) -> tuple[str, ...]:
+        seen: set[str] = set()
+        while name not in KEY_TYPES:
+            t = types.get(name)
+            if not isinstance(t, Restricted) or name in seen:
+                return ()
+            seen.add(name)
+            name = t.source
+        return KEY_TYPES[name][0]
+
     def field(i: int, f: Any) -> FieldPlan:
         if f.type == "*":
             providers = tuple(t for a in f.requires for t in spec.archetypes.get(a, ()))
@@ -115,7 +137,8 @@ def _build(spec: Spec) -> Plan:
             return FieldPlan(i, f.name, f.type, "composite", None, (f.type,), f.mandatory, f.multiple, f.value,
                              f.requires)
         prim = t.primitive if isinstance(t, Restricted) else t.name
-        return FieldPlan(i, f.name, f.type, "primitive", prim, (), f.mandatory, f.multiple, f.value, f.requires)
+        return FieldPlan(i, f.name, f.type, "primitive", prim, (), f.mandatory, f.multiple, f.value, f.requires,
+                         keys(f.type))
 
     described: list[DescribedPlan] = []
     for c in spec.composites:
@@ -124,7 +147,7 @@ def _build(spec: Spec) -> Plan:
     for r in spec.restricted:
         if r.descriptor is not None:
             described.append(DescribedPlan(r.name, "section", r.descriptor.code, r.descriptor.name, r.part,
-                                           r.provides, (), r.primitive))
+                                           r.provides, (), r.primitive, keys(r.name)))
     restricted = tuple(RestrictedPlan(r.name, r.primitive, tuple((ch.name, ch.value) for ch in r.choices), r.provides)
                        for r in spec.restricted if r.descriptor is None)
     order = tuple(n for s in wire.SECTION_ORDER for n in (wire.BODY_SECTIONS if s == "body" else (s,)))
@@ -140,6 +163,7 @@ def _build(spec: Spec) -> Plan:
         body_sections=wire.BODY_SECTIONS,
         definitions=tuple((d.name, d.value) for d in spec.definitions),
         max_depth=MAX_DEPTH,
+        max_empty_elements=MAX_EMPTY_ELEMENTS,
         frame_header_size=wire.FRAME_HEADER_SIZE,
         frame_types=(("amqp", wire.FRAME_TYPE_AMQP), ("sasl", wire.FRAME_TYPE_SASL)),
         protocol_ids=(("amqp", wire.PROTOCOL_ID_AMQP), ("tls", wire.PROTOCOL_ID_TLS), ("sasl", wire.PROTOCOL_ID_SASL)),

@@ -16,6 +16,9 @@ from typing import Any
 from .model import Composite, Restricted, Spec
 
 MAX_DEPTH = 100  # containers and described values nested deeper are refused (a decoder's stack is bounded)
+#: elements of a constructor that takes no octets (null, true, false, uint0, ulong0, list0) an array may hold: no
+#: size bounds them (a 10-octet array32 may announce 4 billion nulls), so a decoder's memory is bounded by this
+MAX_EMPTY_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -26,7 +29,7 @@ class Typed:
 
 @dataclass(frozen=True)
 class Described:
-    descriptor: Typed  # a ulong (domain << 32 | id) or a symbol
+    descriptor: Value  # a ulong (domain << 32 | id) or a symbol; any other value is kept too
     value: Value
 
 
@@ -34,7 +37,7 @@ class Described:
 class Array:
     type: str  # the elements' primitive
     items: tuple[Any, ...]  # the elements' Python values
-    descriptor: Typed | None = None  # an array of described values shares one descriptor
+    descriptor: Value | None = None  # an array of described values shares one descriptor
 
 
 Value = Typed | Described | Array
@@ -66,6 +69,9 @@ VARIABLE = {0xA0: ("binary", 1), 0xB0: ("binary", 4), 0xA1: ("string", 1), 0xB1:
 COMPOUND = {0xC0: ("list", 1), 0xD0: ("list", 4), 0xC1: ("map", 1), 0xD1: ("map", 4)}
 ARRAYS = {0xE0: 1, 0xF0: 4}
 DESCRIBED = 0x00
+#: the octets that start a sasl-outcome (descriptor 0x00000000:0x00000044 as a smallulong), after which the AMQP
+#: protocol header comes (5.3.2)
+SASL_OUTCOME_PREFIX = b"\x00\x53\x44"
 
 
 def constructors() -> dict[int, tuple[str, str, int]]:
@@ -266,9 +272,9 @@ def decode_value(r: Reader, depth: int = 0) -> Value:
         raise RefError("nesting-depth", f"values nested deeper than {MAX_DEPTH}")
     code = r.take(1, "a constructor")[0]
     if code == DESCRIBED:
+        # a descriptor other than a ulong or a symbol is kept, as peers do (1.4.1 names only those two, and a
+        # reader that refuses others ends a connection a peer considers fine)
         descriptor = decode_value(r, depth + 1)
-        if not (isinstance(descriptor, Typed) and descriptor.type in ("ulong", "symbol")):
-            raise RefError("wrong-type", "a descriptor that is not a ulong or a symbol")
         return Described(descriptor, decode_value(r, depth + 1))
     if code in FIXED:
         return _fixed(code, r)
@@ -315,11 +321,19 @@ def _decode_array(code: int, r: Reader, depth: int) -> Array:
     descriptor = None
     ctor = inner.take(1, "the array's constructor")[0]
     if ctor == DESCRIBED:
-        d = decode_value(inner, depth + 1)
-        if not isinstance(d, Typed) or d.type not in ("ulong", "symbol"):
-            raise RefError("wrong-type", "an array descriptor that is not a ulong or a symbol")
-        descriptor = d
+        descriptor = decode_value(inner, depth + 1)
         ctor = inner.take(1, "the array's constructor")[0]
+    left = inner.end - inner.pos
+    if ctor in FIXED:  # count and size agree exactly, checked before any element is built
+        width = FIXED[ctor][1]
+        if width == 0 and left:
+            raise RefError("size", f"an array of {count} elements of no octets leaves {left} octets of its size")
+        if width == 0 and count > MAX_EMPTY_ELEMENTS:
+            raise RefError("size", f"an array of {count} elements of no octets, over {MAX_EMPTY_ELEMENTS}")
+        if width and count * width != left:
+            raise RefError("size", f"an array of {count} elements of {width} octets in {left} octets")
+    elif count * (VARIABLE.get(ctor) or COMPOUND.get(ctor) or (None, ARRAYS.get(ctor, 0)))[1] > left:
+        raise RefError("size", f"an array of {count} elements whose size fields alone overrun its size")
     items: list[Any] = []
     prim = None
     for _ in range(count):
@@ -334,7 +348,7 @@ def _decode_array(code: int, r: Reader, depth: int) -> Array:
             v = decode_value(sub, depth + 1)  # type: ignore[assignment]
             inner.pos += sub.pos - 1
         elif ctor in ARRAYS:
-            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], short="size")
+            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], 1, short="size")
             nested = _decode_array(ctor, sub, depth + 1)
             inner.pos += sub.pos - 1
             items.append(nested)
@@ -410,14 +424,15 @@ class Composites:
         if not isinstance(v, Described):
             raise RefError("wrong-type", "not a described value")
         d = v.descriptor
-        c = self.by_code.get(d.value) if d.type == "ulong" else self.by_symbol.get(d.value)
+        c = None
+        if isinstance(d, Typed) and d.type in ("ulong", "symbol"):
+            c = self.by_code.get(d.value) if d.type == "ulong" else self.by_symbol.get(d.value)
         if c is None:
-            raise RefError("unknown-descriptor", f"descriptor {d.value!r}")
+            raise RefError("unknown-descriptor", f"descriptor {d!r}")
         if not (isinstance(v.value, Typed) and v.value.type == "list"):
             raise RefError("wrong-type", f"{c.name} is not a list")
         items = v.value.value
-        if len(items) > len(c.fields):
-            raise RefError("size", f"{c.name} has {len(c.fields)} fields, the list {len(items)}")
+        # fields past the spec's are ignored (forward compatibility, as peers read them); they are still read
         out: dict[str, Value | None] = {}
         for i, f in enumerate(c.fields):
             x = items[i] if i < len(items) else None
@@ -437,7 +452,7 @@ class Composites:
         if multiple and isinstance(x, Array):
             got = x.type if x.descriptor is None else "composite"
         elif isinstance(x, Described):
-            got = "composite" if x.descriptor.type in ("ulong", "symbol") else "?"
+            got = "composite" if isinstance(x.descriptor, Typed) and x.descriptor.type in ("ulong", "symbol") else "?"
             t = self.types.get(ftype)
             if isinstance(t, Restricted) and t.descriptor is not None:
                 got = want
@@ -473,8 +488,11 @@ def read_frames(data: bytes, max_frame_size: int = 0) -> list[Frame | ProtocolHe
     """Every frame and protocol header of a whole stream; ``max_frame_size`` 0: no limit but the size field."""
     out: list[Frame | ProtocolHeader] = []
     pos = 0
+    header_ok = True  # a protocol header opens the stream, or follows SASL's outcome (5.3.2); nowhere else
     while pos < len(data):
         if data[pos:pos + 1] == b"A":
+            if not header_ok:
+                raise RefError("protocol-header", "a protocol header after a frame")
             head = data[pos:pos + 8]
             if len(head) < 8:
                 raise RefError("truncated", "a protocol header cut short")
@@ -499,6 +517,7 @@ def read_frames(data: bytes, max_frame_size: int = 0) -> list[Frame | ProtocolHe
             raise RefError("truncated", f"a frame of {size} octets, {len(data) - pos} left")
         out.append(Frame(ftype, int.from_bytes(data[pos + 6:pos + 8], "big"), data[pos + 8:pos + doff * 4],
                          data[pos + doff * 4:pos + size]))
+        header_ok = ftype == 1 and data[pos + doff * 4:pos + doff * 4 + 3] == SASL_OUTCOME_PREFIX
         pos += size
     return out
 
@@ -530,9 +549,12 @@ def read_message(spec: Spec, data: bytes) -> list[tuple[str, Value]]:
         v = decode_value(r)
         if not isinstance(v, Described):
             raise RefError("wrong-type", "a message section that is not described")
-        name = names.get(v.descriptor.value) if v.descriptor.type == "ulong" else symbols.get(v.descriptor.value)
+        d = v.descriptor
+        name = None
+        if isinstance(d, Typed):
+            name = names.get(d.value) if d.type == "ulong" else symbols.get(d.value) if d.type == "symbol" else None
         if name is None:
-            raise RefError("unknown-descriptor", f"section descriptor {v.descriptor.value!r}")
+            raise RefError("unknown-descriptor", f"section descriptor {d!r}")
         if out:
             prev = out[-1][0]
             rank, last = _SECTION_RANK[name], _SECTION_RANK[prev]

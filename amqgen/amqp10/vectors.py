@@ -343,7 +343,11 @@ class Builder:
             add("unknown-constructor", "value", bytes((code,)), f"format code 0x{code:02x}")
         add("unknown-constructor", "value", b"\xe0\x03\x01\x0f\x00", "an array of elements of format code 0x0f")
         add("wrong-type", "value", b"\x56\x02", "a boolean octet of 2")
-        add("wrong-type", "value", b"\x00\x40\x40", "a descriptor that is null")
+        add("size", "value", b"\xe0\x03\x05\x40\x40", "an array8 of five nulls (no octets) with an octet left over")
+        add("size", "value", b"\xf0\x00\x00\x00\x05\x00\x10\x00\x01\x40",
+            f"an array32 of {0x100001} nulls, over the {ref.MAX_EMPTY_ELEMENTS} elements of no octets")
+        add("size", "value", b"\xe0\x07\x02\x70\x00\x00\x00\x01\x40",
+            "an array8 of two uints whose size holds one and an octet")
         add("invalid-utf8", "value", b"\xa1\x02\xc3\x28", "a str8 that is not UTF-8")
         add("invalid-utf8", "value", b"\xa3\x01\xe9", "a sym8 that is not ASCII")
         add("invalid-utf8", "value", b"\x73\x00\x00\xd8\x00", "a char that is a UTF-16 surrogate")
@@ -361,7 +365,6 @@ class Builder:
         add("unknown-descriptor", "composite", b"\x00\xa3\x0aamqp:nope!\x45", "a symbolic descriptor no type has")
         add("wrong-type", "composite", b"\x00\x53\x10\xc0\x02\x01\x43", "open whose container-id is a uint")
         add("wrong-type", "composite", b"\x00\x53\x10\xa1\x01x", "open whose value is not a list")
-        add("size", "composite", b"\x00\x53\x17\xc0\x03\x02\x40\x40", "end (one field) with two")
         add("trailing-data", "composite", open_ + b"\x40", "open followed by a null")
         frame_open = ref.encode_frame(0, 0, open_)
         add("truncated", "frames", frame_open[:-1], "an open frame one octet short")
@@ -373,6 +376,8 @@ class Builder:
         add("protocol-header", "frames", b"AMQP\x01\x01\x00\x00", "protocol id 1")
         add("protocol-header", "frames", b"AMQP\x00\x00\x09\x01", "an AMQP 0-9-1 header")
         add("trailing-data", "frames", ref.encode_frame(0, 0, open_ + b"\x40"), "an open frame with a payload")
+        add("protocol-header", "frames", wire.AMQP_HEADER + frame_open + wire.AMQP_HEADER,
+            "a protocol header after an open frame (a header opens the stream or follows sasl-outcome)")
         sections = [ref.encode(v) for _, v in self.message_bytes()[0][2]]
         add("section-order", "message", sections[3] + sections[0], "properties before header")
         add("section-order", "message", sections[0] + sections[0], "two headers")
@@ -406,7 +411,7 @@ def corpus(spec: Spec) -> dict[str, Any]:
     try:
         return {
             **envelope(spec, {"name": spec.name, "family": spec.family, "sha256": spec.sha256}),
-            "limits": {"max_depth": ref.MAX_DEPTH},
+            "limits": {"max_depth": ref.MAX_DEPTH, "max_empty_elements": ref.MAX_EMPTY_ELEMENTS},
             "error_kinds": ERROR_KINDS,
             "values": b.values(),
             "composites": b.composites(),
@@ -444,7 +449,8 @@ def json_schema() -> dict[str, Any]:
             "notice": {"type": "string"},
             "spec": obj({"name": {"type": "string"}, "family": {"const": "1-0"},
                          "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}),
-            "limits": obj({"max_depth": {"type": "integer", "minimum": 1}}),
+            "limits": obj({"max_depth": {"type": "integer", "minimum": 1},
+                           "max_empty_elements": {"type": "integer", "minimum": 1}}),
             "error_kinds": {"type": "object", "propertyNames": {"enum": list(ERROR_KINDS)},
                             "additionalProperties": {"type": "string"}},
             "values": {"type": "array", "items": obj({"id": case_id, "value": value, "bytes": hexs,

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from amqgen.amqp10 import wire
+from amqgen.amqp10.behaviour import behaviour_plan
 from amqgen.amqp10.model import Spec
-from amqgen.amqp10.plan import Constructor, FieldPlan, codec_plan
+from amqgen.amqp10.plan import KEY_TYPES, Constructor, FieldPlan, codec_plan
 from amqgen.amqp10.vectors import ERROR_KINDS
 from amqgen.errors import RenderError
 from amqgen.naming import Naming
@@ -119,6 +120,10 @@ class PyField:
     default: str  # Python literal of the resolved default, or "None"
     has_default: bool
     accepts: str  # composite fields: the tuple of classes
+    type: str  # the spec's type name
+    keys: str  # a map with restricted keys: the tuple of the key types' writers; "" for any key
+    provided: str  # a "*" field requiring an archetype: "(classes), (types)" of the providers; "" otherwise
+    requires: str  # what it requires ("message-id")
 
 
 @dataclass(frozen=True)
@@ -136,10 +141,21 @@ class PyDescribed:
     value_annotation: str
     nones: str  # "v0 = v1 = None": _read's field variables, each None until read
     checks: str  # the condition under which _read checks the field rules (a mandatory None, a wrong type)
+    keys: str = ""  # map sections: the tuple of the key types' writers
+    keys_section: str = ""
 
 
 def _union(names: list[str]) -> str:
     return " | ".join(dict.fromkeys(names)) or "Any"
+
+
+def _key_section(spec: Spec, name: str) -> str:
+    """The section of the prose that restricts a map section's keys (plan.KEY_TYPES), through its source chain."""
+    types = spec.type_by_name()
+    while name and name not in KEY_TYPES:
+        t = types.get(name)
+        name = getattr(t, "source", "") if t is not None and getattr(t, "source", name) != name else ""
+    return KEY_TYPES[name][1] if name else ""
 
 
 def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, Any]:
@@ -171,12 +187,29 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
             return f"list[{one}] | None", f"{one} | list[{one}] | None"
         return f"{one} | None", f"{one} | None"
 
+    def keys_of(prims: tuple[str, ...]) -> str:
+        return "(" + "".join(f"w_{p}, " for p in prims) + ")" if prims else ""
+
+    def provided_of(f: FieldPlan) -> str:
+        # the providers of a "*" field's archetype: composites by class, restricted types by the exact Python type
+        # their value has where no field declares it (message-id-ulong: ULong, so a plain int, a long, is refused)
+        if f.kind != "any" or not f.accepts:
+            return ""
+        classes = [cls_of[t] for t in f.accepts if t in cls_of]
+        types: list[str] = []
+        for t in f.accepts:
+            if t in restricted:
+                types.append(untyped(restricted[t].primitive))
+                types += ["bytearray"] if types[-1] == "bytes" else []
+        return "(" + "".join(c + ", " for c in classes) + "), (" + "".join(t + ", " for t in types) + ")"
+
     def py_field(f: FieldPlan) -> PyField:
         ann, param = annotation(f)
         default = "None" if f.default is None else repr(f.default)
         accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
         return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
-                       f.mandatory, default, f.default is not None, accepts)
+                       f.mandatory, default, f.default is not None, accepts, f.type, keys_of(f.key_types),
+                       provided_of(f), " or ".join(f.requires))
 
     out: list[PyDescribed] = []
     for d in plan.described:
@@ -185,10 +218,11 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         naming.check_unique(f"{d.name} fields", "member", ((f.name, None) for f in d.fields))
         value_ann = untyped(d.source) if d.source not in (None, "*") else "Any"
         checks = [f"v{f.index} is None" for f in fields if f.mandatory]
-        checks += [f"v{f.index} is _WRONG" for f in fields if f.kind != "any"]
+        checks += [f"v{f.index} is _WRONG" for f in fields if f.kind != "any" or f.provided]
         out.append(PyDescribed(d.name, cls_of[d.name], d.kind, d.code, d.symbol, d.part, d.provides, frame_type, fields,
                                d.source, value_ann, " = ".join([f"v{f.index}" for f in fields] + ["None"]),
-                               " or ".join(sorted(checks, key=lambda c: int(c[1:].split()[0])))))
+                               " or ".join(sorted(checks, key=lambda c: int(c[1:].split()[0]))),
+                               keys_of(d.key_types), _key_section(spec, d.name)))
     archetypes = [(naming.type("any", a), _union([provider_type(t) for t in ts]), a, ts) for a, ts in plan.archetypes]
     clash = {a for a, *_ in archetypes} & set(cls_of.values())
     if clash:
@@ -236,7 +270,11 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
     used |= {f"w_{d.source}" for d in out if d.kind == "section" and d.source != "*"}
     used |= {"read_multiple", "write_multiple"} if any(f.multiple and f.primitive for f in fields_all) else set()
     used |= {"read_described", "write_described"} if any(f.kind == "composite" for f in fields_all) else set()
-    used |= {"read_field", "_WRONG", "_read", "write", "_Short", "descriptor_prefix", "read_list_head", "skip_items",
+    used |= {f"w_{p}" for d in plan.described for p in d.key_types}
+    used |= {f"w_{p}" for d in plan.described for f in d.fields for p in f.key_types}
+    used |= {"w_map_keys"} if any(f.keys for f in fields_all) or any(d.keys for d in out) else set()
+    used |= {"write_provided", "read_provided"} if any(f.provided for f in fields_all) else set()
+    used |= {"read_field", "_WRONG", "_too_deep", "_read", "write", "_Short", "descriptor_prefix", "read_list_head", "skip_items",
              "w_composite", "write_list"}
     annotations = " ".join([f.annotation + f.param for f in fields_all] + [d.value_annotation for d in out])
     wrappers_used = sorted({w for w in WRAPPER.values() if w in annotations.replace("|", " ").replace("[", " ")
@@ -247,6 +285,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
             "composite_wrappers": wrappers_used,
             "composite_uuid": "uuid.UUID" in annotations or any("uuid.UUID" in u for _, u, _, _ in archetypes),
             "composite_array": "Array" in annotations.replace("|", " ").replace("[", " ").replace("]", " ").split(),
+            "behaviour": behaviour_plan(spec),  # the engine's facts (engine.py.j2)
             "enc": enc,
             "wide": wide,
             "ints": ints,
