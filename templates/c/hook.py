@@ -453,8 +453,10 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
             "no_wait": naming.member(mb.no_wait) if mb.no_wait else None, "member": cm.member,
             "reply": bool(mb.answers)})
     lc = plan.lifecycle
-    roles = {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
-             for role, name in lc.roles().items()}
+    # every role, None where the spec lacks its method (the templates test them)
+    roles: dict[str, Any] = {k: None for k, v in vars(lc).items() if v is None or isinstance(v, str)}
+    roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
+              for role, name in lc.roles().items()}
     codes = {v.kind: v.code or 0 for v in plan.violations}
     return {"rows": rows, "replies": replies or ["0"], "roles": roles, "codes": codes,
             "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
