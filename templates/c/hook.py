@@ -450,7 +450,7 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
             "opens": {None: 0, "connection": 1, "channel": 2}[mb.opens],
             "closes": {None: 0, "connection": 1, "channel": 2}[mb.closes],
             "reply_start": start, "reply_count": len(replies) - start,
-            "no_wait": naming.member(mb.no_wait) if mb.no_wait else None, "member": cm.member,
+            "no_wait": naming.member(mb.no_wait) if mb.no_wait else None, "member": cm.member, "struct": cm.struct,
             "reply": bool(mb.answers)})
     lc = plan.lifecycle
     # every role, None where the spec lacks its method (the templates test them)
@@ -458,6 +458,9 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
     roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
               for role, name in lc.roles().items()}
     codes = {v.kind: v.code or 0 for v in plan.violations}
-    return {"rows": rows, "replies": replies or ["0"], "roles": roles, "codes": codes,
+    # the methods the client's handshake and publish name (every 0-x spec has them)
+    named = {n: by_name[n].const for n in ("connection.start", "connection.start-ok", "connection.open",
+                                          "basic.publish") if n in by_name}
+    return {"rows": rows, "replies": replies or ["0"], "roles": roles, "codes": codes, "named": named,
             "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
             "m": naming.member}
