@@ -98,7 +98,7 @@ def test_the_engine_compiles_clean_and_clang_formatted(tree: Path) -> None:
 
 def code_lines(path: Path) -> int:
     """Lines with code: comments and blank lines not counted."""
-    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S)
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.DOTALL)
     return sum(1 for line in re.sub(r"//[^\n]*", "", text).splitlines() if line.strip())
 
 
