@@ -268,6 +268,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "props_by_name": {cp.model.name: cp for cp in props},
             **test_context(spec, dialect),
             "negotiated": sorted({c["ref"] for cm in methods for c in cm.checks if c["kind"] == "le" and c["ref"]}),
+            "engine": engine_context(spec, naming, methods),
         },
     }
 
@@ -428,3 +429,41 @@ def test_context(spec: Any, dialect: str) -> dict[str, Any]:
             "canon_array": lambda v: "[" + ",".join(canon_typed(x, dialect) for x in v) + "]",
             "writer_calls": lambda p, tv: writer_calls(p, tv, dialect),
             "spec_method": spec.method_by_name.get}
+
+
+# -- the engine (engine.h / engine.c): the behaviour plan as C table rows and the lifecycle roles' C names ---------
+
+def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, Any]:
+    """What engine.h.j2 and engine.c.j2 format: one row per method (who sends it, its channel, synchronous,
+    content, opens, closes, the index of its replies in one flat reply list), the no-wait member of the methods
+    that have one, and each lifecycle role's method constant and struct member (None where the spec lacks it)."""
+    from amqgen.amqp0.behaviour import behaviour_plan
+
+    plan = behaviour_plan(spec)
+    by_name = {cm.model.full_name: cm for cm in methods}
+    rows, replies = [], []
+    for mb in plan.methods:
+        cm = by_name[mb.method]
+        start = len(replies)
+        replies += [by_name[r].const for r in mb.replies if r in by_name]
+        rows.append({
+            "const": cm.const, "name": mb.method,
+            "senders": (1 if "client" in mb.senders else 0) | (2 if "server" in mb.senders else 0),
+            "zero": mb.channel == "zero", "synchronous": mb.synchronous, "content": mb.content,
+            "opens": {None: 0, "connection": 1, "channel": 2}[mb.opens],
+            "closes": {None: 0, "connection": 1, "channel": 2}[mb.closes],
+            "reply_start": start, "reply_count": len(replies) - start,
+            "no_wait": naming.member(mb.no_wait) if mb.no_wait else None, "member": cm.member, "struct": cm.struct,
+            "reply": bool(mb.answers)})
+    lc = plan.lifecycle
+    # every role, None where the spec lacks its method (the templates test them)
+    roles: dict[str, Any] = {k: None for k, v in vars(lc).items() if v is None or isinstance(v, str)}
+    roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
+              for role, name in lc.roles().items()}
+    codes = {v.kind: v.code or 0 for v in plan.violations}
+    # the methods the client's handshake and publish name (every 0-x spec has them)
+    named = {n: by_name[n].const for n in ("connection.start", "connection.start-ok", "connection.open",
+                                          "basic.publish") if n in by_name}
+    return {"rows": rows, "replies": replies or ["0"], "roles": roles, "codes": codes, "named": named,
+            "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
+            "m": naming.member}

@@ -1,0 +1,339 @@
+/* The generated sans-I/O engine (ag_engine.h) driven over a POSIX socket against RabbitMQ: the PLAIN
+ * handshake with heartbeat 1 s and frame_max 4096, an exclusive queue, publisher confirms for COUNT messages
+ * with properties and a headers table (every 10th body over frame_max), basic.qos and a consumer acking each
+ * message with every body and header compared, a 404 channel close survived on channel 2 and the channel
+ * reopened, basic.get-empty, tx rollback and commit read back with basic.get, local misuse refused with
+ * nothing written, an idle stretch of 3 s kept alive by the engine's heartbeats, a clean close and the EOF
+ * after it. Usage: engine_run host port user password queue count. Prints "OK ..." or "FAIL ..." (exit 1);
+ * "NO BROKER ..." (exit 2) when nothing answers. */
+#define _POSIX_C_SOURCE 200809L
+#include "ag_engine.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fd = -1;
+static ag_engine_t eng;
+static uint8_t in_store[4096], out_store[1 << 20], msg_store[1 << 16], rbuf[1 << 16];
+
+static void fail(const char *what) {
+  printf("FAIL %s\n", what);
+  exit(1);
+}
+
+static uint64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void flush(void) {
+  size_t len;
+  const uint8_t *d = ag_engine_data_to_send(&eng, &len);
+  while (len > 0) {
+    ssize_t n = write(fd, d, len);
+    if (n <= 0)
+      fail("write");
+    d += n;
+    len -= (size_t)n;
+  }
+}
+
+/* the next event; waits for the socket at most until deadline (then AG_EV_NONE) */
+static int next_until(ag_event_t *ev, uint64_t deadline) {
+  for (;;) {
+    int t = ag_engine_next_event(&eng, ev);
+    flush(); /* the engine's answers (close-ok, flow-ok) and heartbeats */
+    if (t != AG_EV_NONE)
+      return t;
+    uint64_t now = now_ms();
+    if (now >= deadline)
+      return AG_EV_NONE;
+    struct pollfd p = {fd, POLLIN, 0};
+    int wait = (int)(deadline - now < 200 ? deadline - now : 200);
+    if (poll(&p, 1, wait) > 0) {
+      ssize_t n = read(fd, rbuf, sizeof rbuf);
+      ag_engine_receive(&eng, rbuf, n > 0 ? (size_t)n : 0);
+    }
+    ag_engine_tick(&eng, now_ms());
+  }
+}
+
+static int next(ag_event_t *ev) {
+  int t = next_until(ev, now_ms() + 10000);
+  if (t == AG_EV_NONE)
+    fail("no event within 10 s");
+  if (t == AG_EV_PROTOCOL_ERROR) {
+    printf("FAIL protocol error %u: %s\n", ev->reply_code, ev->what);
+    exit(1);
+  }
+  return t;
+}
+
+static void call(uint16_t ch, const ag_method_t *m) {
+  int rc = ag_engine_send_method(&eng, ch, m);
+  if (rc != AG_OK) {
+    printf("FAIL send %s on %u: %s\n", ag_method_name(m->id), ch, ag_status_name(rc));
+    exit(1);
+  }
+  flush();
+}
+
+/* waits for a method event with this id (other events fail) */
+static void expect(uint32_t id, ag_event_t *ev) {
+  int t = next(ev);
+  if (t == AG_EV_METHOD && ev->method.id == id)
+    return;
+  if ((t == AG_EV_CONNECTION_NEGOTIATED || t == AG_EV_CHANNEL_OPENED) && ev->method.id == id)
+    return;
+  printf("FAIL wanted %s, got event %d (%s, code %u %.*s)\n", ag_method_name(id), t, ag_method_name(ev->method.id),
+         ev->reply_code, (int)ev->reply_text.len, (const char *)ev->reply_text.bytes);
+  exit(1);
+}
+
+static ag_method_t method(uint32_t id) {
+  ag_method_t m;
+  memset(&m, 0, sizeof m);
+  m.id = id;
+  return m;
+}
+
+static void body_of(unsigned i, uint8_t *b, size_t *len) {
+  *len = i % 10 == 0 ? 10000 + i : i % 7 == 0 ? 0 : 16 + i;
+  for (size_t k = 0; k < *len; k++)
+    b[k] = (uint8_t)(i * 31 + k);
+}
+
+static void publish(uint16_t ch, ag_bytes_t queue, unsigned i, uint64_t *tag) {
+  static uint8_t body[20000], hdr[256];
+  size_t len;
+  body_of(i, body, &len);
+  ag_table_writer_t w;
+  ag_table_writer_init(&w, hdr, sizeof hdr);
+  ag_table_add_i32(&w, AG_LIT("index"), (int32_t)i);
+  ag_table_add_str(&w, AG_LIT("origin"), AG_LIT("engine_run"));
+  ag_content_header_t h;
+  memset(&h, 0, sizeof h);
+  h.class_id = AG_CLASS_BASIC;
+  h.u.basic.flags = AG_BASIC_CONTENT_TYPE_FLAG | AG_BASIC_HEADERS_FLAG | AG_BASIC_DELIVERY_MODE_FLAG;
+  h.u.basic.content_type = AG_LIT("application/octet-stream");
+  h.u.basic.delivery_mode = 1;
+  if (ag_table_writer_finish(&w, &h.u.basic.headers) != AG_OK)
+    fail("headers");
+  ag_method_t m = method(AG_BASIC_PUBLISH);
+  m.u.basic_publish.routing_key = queue;
+  int rc = ag_engine_publish(&eng, ch, &m, &h, body, len, tag);
+  if (rc != AG_OK) {
+    printf("FAIL publish %u: %s\n", i, ag_status_name(rc));
+    exit(1);
+  }
+  flush();
+}
+
+/* the message's body and its "index" header are the ones message i was published with */
+static void check_message(const ag_event_t *ev, unsigned i) {
+  static uint8_t want[20000];
+  size_t len;
+  ag_field_value_t v;
+  body_of(i, want, &len);
+  if (ev->body.len != len || (len && memcmp(ev->body.bytes, want, len) != 0))
+    fail("a body differs");
+  if (ag_table_get(ev->header.u.basic.headers, AG_LIT("index"), &v) != 1 || v.v.i != (int64_t)i)
+    fail("the headers table differs");
+  if (ev->header.u.basic.content_type.len != 24 || ev->header.u.basic.delivery_mode != 1)
+    fail("a property differs");
+}
+
+int main(int argc, char **argv) {
+  if (argc != 7)
+    return 3;
+  unsigned count = (unsigned)atoi(argv[6]);
+  ag_bytes_t queue = ag_cstring(argv[5]);
+  struct addrinfo hints, *ai;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(argv[1], argv[2], &hints, &ai) != 0)
+    fail("getaddrinfo");
+  fd = socket(ai->ai_family, SOCK_STREAM, 0);
+  if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+    printf("NO BROKER no AMQP broker answers on %s:%s\n", argv[1], argv[2]);
+    return 2;
+  }
+  freeaddrinfo(ai);
+  ag_engine_config_t cfg = {4096, 8, 1, in_store, sizeof in_store, out_store, sizeof out_store,
+                            msg_store, sizeof msg_store};
+  if (ag_engine_init(&eng, &cfg) != AG_OK || ag_engine_initiate(&eng) != AG_OK)
+    fail("init");
+  ag_engine_tick(&eng, now_ms());
+  flush();
+  ag_event_t ev;
+
+  /* negotiation: start, start-ok (PLAIN), tune, tune-ok, open */
+  expect(AG_CONNECTION_START, &ev);
+  char resp[512];
+  int rlen = snprintf(resp, sizeof resp, "%c%s%c%s", 0, argv[3], 0, argv[4]);
+  ag_method_t m = method(AG_CONNECTION_START_OK);
+  m.u.connection_start_ok.mechanism = AG_LIT("PLAIN");
+  m.u.connection_start_ok.response = (ag_bytes_t){(const uint8_t *)resp, (size_t)rlen};
+  m.u.connection_start_ok.locale = AG_LIT("en_US");
+  call(0, &m);
+  expect(AG_CONNECTION_TUNE, &ev);
+  ag_engine_tune_ok(&eng, &ev.method, &m);
+  call(0, &m);
+  if (eng.heartbeat != 1 || eng.frame_max != 4096)
+    fail("tune-ok did not agree heartbeat 1 and frame_max 4096");
+  m = method(AG_CONNECTION_OPEN);
+  m.u.connection_open.virtual_host = AG_LIT("/");
+  call(0, &m);
+  expect(AG_CONNECTION_OPEN_OK, &ev);
+
+  /* local misuse: refused with a status and nothing written */
+  m = method(AG_BASIC_GET);
+  size_t before;
+  (void)ag_engine_data_to_send(&eng, &before);
+  if (ag_engine_send_method(&eng, 3, &m) != AG_ERR_MISUSE || ag_engine_send_method(&eng, 0, &m) != AG_ERR_MISUSE)
+    fail("basic.get on a channel not open (or on 0) was not refused");
+  m = method(AG_BASIC_DELIVER);
+  if (ag_engine_send_method(&eng, 1, &m) != AG_ERR_MISUSE)
+    fail("basic.deliver (the server's method) was not refused");
+  (void)ag_engine_data_to_send(&eng, &before);
+  if (before != 0)
+    fail("a refused send wrote octets");
+
+  /* channel 1: exclusive queue, confirms */
+  m = method(AG_CHANNEL_OPEN);
+  call(1, &m);
+  expect(AG_CHANNEL_OPEN_OK, &ev);
+  m = method(AG_QUEUE_DECLARE);
+  m.u.queue_declare.queue = queue;
+  m.u.queue_declare.exclusive = true;
+  call(1, &m);
+  m = method(AG_QUEUE_DECLARE); /* a second synchronous request before the reply */
+  if (ag_engine_send_method(&eng, 1, &m) != AG_ERR_MISUSE)
+    fail("a second synchronous request before the reply was not refused");
+  expect(AG_QUEUE_DECLARE_OK, &ev);
+  m = method(AG_CONFIRM_SELECT);
+  call(1, &m);
+  expect(AG_CONFIRM_SELECT_OK, &ev);
+  uint64_t acked = 0, last_tag = 0;
+  for (unsigned i = 0; i < count; i++) {
+    uint64_t tag;
+    publish(1, queue, i, &tag);
+    if (tag != last_tag + 1)
+      fail("confirm tags are not 1, 2, 3...");
+    last_tag = tag;
+  }
+  while (acked < count) {
+    int t = next(&ev);
+    if (t != AG_EV_PUBLISH_ACKED)
+      fail("wanted a publish confirm");
+    acked = ev.multiple ? ev.delivery_tag : acked + 1;
+  }
+  if (eng.ch[1].unconfirmed != 0)
+    fail("the engine counts unconfirmed publishes after every confirm");
+
+  /* qos and a consumer acking each message */
+  m = method(AG_BASIC_QOS);
+  m.u.basic_qos.prefetch_count = 10;
+  call(1, &m);
+  expect(AG_BASIC_QOS_OK, &ev);
+  m = method(AG_BASIC_CONSUME);
+  m.u.basic_consume.queue = queue;
+  m.u.basic_consume.consumer_tag = AG_LIT("c1");
+  call(1, &m);
+  expect(AG_BASIC_CONSUME_OK, &ev);
+  unsigned over = 0;
+  for (unsigned i = 0; i < count; i++) {
+    if (next(&ev) != AG_EV_MESSAGE || ev.method.id != AG_BASIC_DELIVER)
+      fail("wanted a delivery");
+    check_message(&ev, i);
+    over += ev.body.len > 4096;
+    m = method(AG_BASIC_ACK);
+    m.u.basic_ack.delivery_tag = ev.method.u.basic_deliver.delivery_tag;
+    call(1, &m);
+  }
+  m = method(AG_BASIC_CANCEL);
+  m.u.basic_cancel.consumer_tag = AG_LIT("c1");
+  call(1, &m);
+  expect(AG_BASIC_CANCEL_OK, &ev);
+
+  /* channel 2: a 404 closes it, the engine answers close-ok, it opens again */
+  m = method(AG_CHANNEL_OPEN);
+  call(2, &m);
+  expect(AG_CHANNEL_OPEN_OK, &ev);
+  m = method(AG_QUEUE_DECLARE);
+  m.u.queue_declare.queue = AG_LIT("amqgen-c-engine-no-such-queue");
+  m.u.queue_declare.passive = true;
+  call(2, &m);
+  if (next(&ev) != AG_EV_CHANNEL_CLOSED || ev.channel != 2 || ev.reply_code != 404)
+    fail("wanted channel 2 closed with 404");
+  m = method(AG_BASIC_GET);
+  if (ag_engine_send_method(&eng, 2, &m) != AG_ERR_MISUSE)
+    fail("a send on the closed channel was not refused");
+  m = method(AG_CHANNEL_OPEN);
+  call(2, &m);
+  expect(AG_CHANNEL_OPEN_OK, &ev);
+  m = method(AG_BASIC_GET);
+  m.u.basic_get.queue = queue;
+  m.u.basic_get.no_ack = true;
+  call(2, &m);
+  expect(AG_BASIC_GET_EMPTY, &ev);
+
+  /* tx on channel 2: a rolled back publish is not delivered, a committed one is */
+  m = method(AG_TX_SELECT);
+  call(2, &m);
+  expect(AG_TX_SELECT_OK, &ev);
+  publish(2, queue, 7, NULL);
+  m = method(AG_TX_ROLLBACK);
+  call(2, &m);
+  expect(AG_TX_ROLLBACK_OK, &ev);
+  publish(2, queue, 10, NULL);
+  m = method(AG_TX_COMMIT);
+  call(2, &m);
+  expect(AG_TX_COMMIT_OK, &ev);
+  m = method(AG_BASIC_GET);
+  m.u.basic_get.queue = queue;
+  m.u.basic_get.no_ack = true;
+  call(2, &m);
+  if (next(&ev) != AG_EV_MESSAGE || ev.method.id != AG_BASIC_GET_OK)
+    fail("wanted basic.get-ok");
+  check_message(&ev, 10);
+  m = method(AG_BASIC_GET);
+  m.u.basic_get.queue = queue;
+  m.u.basic_get.no_ack = true;
+  call(2, &m);
+  expect(AG_BASIC_GET_EMPTY, &ev);
+
+  /* 3 s idle: only the engine's heartbeats; RabbitMQ closes a connection silent for 2 intervals */
+  uint64_t until = now_ms() + 3000;
+  int t = next_until(&ev, until);
+  if (t != AG_EV_NONE) {
+    printf("FAIL event %d (code %u) in the idle stretch\n", t, ev.reply_code);
+    exit(1);
+  }
+
+  /* our channel close, then the connection's; then the peer's EOF */
+  m = method(AG_CHANNEL_CLOSE);
+  m.u.channel_close.reply_code = 200;
+  call(2, &m);
+  if (next(&ev) != AG_EV_CHANNEL_CLOSED || ev.channel != 2)
+    fail("wanted channel 2's close-ok");
+  if (ag_engine_close(&eng, 200, AG_LIT("bye")) != AG_OK)
+    fail("close");
+  flush();
+  if (next(&ev) != AG_EV_CONNECTION_CLOSED)
+    fail("wanted the connection's close-ok");
+  if (next(&ev) != AG_EV_CONNECTION_LOST || !ev.closed)
+    fail("wanted the end of the stream after the close");
+  close(fd);
+  printf("OK %u messages published, %llu confirmed, %u bodies over frame_max, 404 survived, tx, idle 3 s\n", count,
+         (unsigned long long)acked, over);
+  return 0;
+}
