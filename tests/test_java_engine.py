@@ -192,8 +192,8 @@ NEGOTIATE = ["initiate", f"feed {START.hex()}", "start-ok", f"feed {TUNE.hex()}"
 
 def _negotiated(steps: list[list[str]]) -> None:
     assert steps[0] == [_out(HEADER)]
-    assert steps[1] == ["EV MethodReceived[channel=0, method=ConnectionStart[versionMajor=0, versionMinor=9, "
-                        "serverProperties={}, mechanisms=Bytes[504c41494e], locales=Bytes[656e5f5553]]]"]
+    assert steps[1] == [("EV MethodReceived[channel=0, method=ConnectionStart[versionMajor=0, versionMinor=9, "
+                        "serverProperties={}, mechanisms=Bytes[504c41494e], locales=Bytes[656e5f5553]]]")]
     assert steps[2] == [_out(START_OK)]
     assert steps[4] == [_out(TUNE_OK)] and steps[5] == [_out(OPEN)]
     assert steps[6] == ["EV ConnectionNegotiated[frameMax=4096, channelMax=10, heartbeat=5]"]
@@ -231,8 +231,8 @@ def test_negotiation_close_handshakes_flow_and_heartbeats(java_build: Build) -> 
     assert steps[n + 5] == ["REFUSED channel 1: queue.declare is still waiting for its reply"]
     # flow answered: flow-ok with the same active bit (and the method given, as the Python engine does)
     assert steps[n + 6] == [_out(flow_ok), "EV MethodReceived[channel=1, method=ChannelFlow[active=false]]"]
-    assert steps[n + 7] == [_out(close_ok), "EV ChannelClosed[channel=1, replyCode=404, replyText=NOT_FOUND, "
-                            "classId=50, methodId=10, byPeer=true]"]
+    assert steps[n + 7] == [_out(close_ok), ("EV ChannelClosed[channel=1, replyCode=404, replyText=NOT_FOUND, "
+                            "classId=50, methodId=10, byPeer=true]")]
     assert steps[n + 8] == ["REFUSED channel 1 is not open"]
     assert steps[n + 9] == [] and steps[n + 10] == []
     assert steps[n + 11] == [_out(HEARTBEAT), "EV HeartbeatDue[]"]
@@ -277,5 +277,5 @@ def test_confirms_and_frame_max_on_publish(java_build: Build) -> None:
     assert steps[n + 6][0] == "TAG 3"
     assert steps[n + 7] == ["EV PublishAcked[channel=1, deliveryTags=[1, 2]]"]
     assert steps[n + 8] == ["EV PublishNacked[channel=1, deliveryTags=[3]]"]
-    assert steps[n + 9] == ["EV ProtocolError[kind=bad-field, replyCode=502, replyText=basic.ack of delivery tag 9, "
-                            "which no unconfirmed publish on channel 1 has, channel=1, classId=60, methodId=80]"]
+    assert steps[n + 9] == [("EV ProtocolError[kind=bad-field, replyCode=502, replyText=basic.ack of delivery tag 9, "
+                            "which no unconfirmed publish on channel 1 has, channel=1, classId=60, methodId=80]")]
