@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from amqgen.amqp0.behaviour import behaviour_plan
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
@@ -49,7 +50,8 @@ RESERVED_MEMBERS = frozenset(
 FIXED_TYPES = frozenset(
     ["AmqpException", "Bytes", "Checks", "Constants", "DecodeException", "Dialect", "Direction", "EncodeException",
      "FieldTables", "Frame", "FrameReader", "FrameWriter", "Method", "MethodKind", "Methods", "Properties",
-     "ReplyCode", "ReplyException", "Rules", "Typed", "Wire"]
+     "ReplyCode", "ReplyException", "Rules", "Typed", "Wire", "Engine", "EngineEvent", "ChannelState",
+     "LocalProtocolException", "Client", "Delivery", "AmqpUri"]
 )
 #: what a package name segment may not be: the naming layer's reserved words, less the contextual ones
 JAVA_KEYWORDS = JAVA_RESERVED - {"var", "yield", "record", "sealed", "permits", "non-sealed", "when"}
@@ -236,6 +238,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
         })
     frame_error = next((r for r in reply if r["value"] == FRAME_ERROR_CODE and r["error_class"] == "hard"), None)
     return {
+        "engine": engine_context(spec, naming),
         "java": {
             "package": package,
             "methods": methods,
@@ -267,3 +270,88 @@ def _hex(value: int, width: int = 8) -> str:
 
 
 FILTERS = {"javadoc": javadoc, "jinline": jinline, "hex": _hex}
+
+
+# -- the engine and the client (issue 34) ----------------------------------------------------------------------
+#: what a violation's reply code is when the spec defines none of the constants the plan looks for
+_FALLBACK_CODE = FRAME_ERROR_CODE
+#: the content assembly limit: a content header announcing more is refused (memory bounded, see Engine's Javadoc)
+MAX_BODY_SIZE = 1 << 30
+
+
+def _kind(naming: Any, full: str) -> str:
+    return naming.constant(*full.split(".", 1))
+
+
+def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
+    """LIFECYCLE FACTS COMPUTED HERE FOR NOW (to move onto amqgen.amqp0.behaviour once issue 32 lands): the
+    negotiation's limit fields (tune / tune-ok), the close methods' reason fields, channel.flow's active field,
+    publisher confirms (confirm.select, basic.ack / basic.nack and their delivery-tag and multiple fields), the
+    deliver / get-ok / return delivery tags and consumer tags the client dispatches by. A method or field the spec
+    lacks is None and the templates leave out what needs it."""
+    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+
+    def method(full: str, *fields: str) -> dict[str, Any] | None:
+        m = by_name.get(full)
+        if m is None or any(f not in {x.name for x in m.fields} for f in fields):
+            return None
+        return {"kind": _kind(naming, full), "cls": naming.type(*full.split(".", 1)),
+                **{f.replace("-", "_"): naming.member(f) for f in fields}}
+
+    close = ("reply-code", "reply-text", "class-id", "method-id")
+    tune = ("channel-max", "frame-max", "heartbeat")
+    return {
+        "start": method("connection.start"), "start_ok": method("connection.start-ok"),
+        "tune": method("connection.tune", *tune), "tune_ok": method("connection.tune-ok", *tune),
+        "open": method("connection.open", "virtual-host"), "open_ok": method("connection.open-ok"),
+        "close": method("connection.close", *close), "close_ok": method("connection.close-ok"),
+        "ch_open": method("channel.open"), "ch_open_ok": method("channel.open-ok"),
+        "ch_close": method("channel.close", *close), "ch_close_ok": method("channel.close-ok"),
+        "flow": method("channel.flow", "active"), "flow_ok": method("channel.flow-ok", "active"),
+        "confirm": method("confirm.select", "nowait"),
+        "ack": method("basic.ack", "delivery-tag", "multiple"),
+        "nack": method("basic.nack", "delivery-tag", "multiple"),
+        "publish": method("basic.publish"),
+        "deliver": method("basic.deliver", "consumer-tag", "delivery-tag"),
+        "consume": method("basic.consume", "consumer-tag"),
+        "consume_ok": method("basic.consume-ok", "consumer-tag"),
+        "cancel": method("basic.cancel", "consumer-tag"),
+        "cancel_ok": method("basic.cancel-ok", "consumer-tag"),
+        "resource_error": next((c.value for c in spec.reply_codes if c.name == "resource-error"), FRAME_ERROR_CODE),
+    }
+
+
+def engine_context(spec: Any, naming: Any) -> dict[str, Any]:
+    """The behaviour plan in this target's names, and the client's generated calls."""
+    plan = behaviour_plan(spec)
+    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+    methods = []
+    calls = []
+    for b in plan.methods:
+        m = by_name[b.method]
+        kind = _kind(naming, b.method)
+        no_wait = naming.member(b.no_wait) if b.no_wait else None
+        methods.append({
+            "kind": kind, "cls": naming.type(*b.method.split(".", 1)), "client": "client" in b.senders,
+            "server": "server" in b.senders, "zero": b.channel == "zero", "sync": b.synchronous,
+            "replies": [_kind(naming, r) for r in b.replies if r in by_name],
+            "answers": [_kind(naming, r) for r in b.answers if r in by_name], "content": b.content,
+            "opens": b.opens, "closes": b.closes, "negotiation": b.negotiation, "no_wait": no_wait,
+        })
+        # the client's calls: what a client sends on a channel that is neither a reply, content, nor the channel's
+        # own open and close (the Channel object does those)
+        if ("client" in b.senders and b.channel == "nonzero" and not b.answers and not b.content
+                and not b.opens and not b.closes):
+            replies = [naming.type(*r.split(".", 1)) for r in b.replies if r in by_name]
+            waits = b.synchronous and bool(replies)
+            calls.append({
+                "name": naming.function(*b.method.split(".", 1)), "cls": naming.type(*b.method.split(".", 1)),
+                "returns": (replies[0] if len(replies) == 1 else "Method") if waits else "void",
+                "no_wait": no_wait, "label": m.label or b.method, "method": b.method,
+            })
+    steps = [{"sender": (s.sender or "").upper() or None, "kind": _kind(naming, s.method) if s.method else None,
+              "repeats": s.repeats} for s in plan.negotiation]
+    violations = {v.kind.replace("-", "_"): {"code": v.code if v.code is not None else _FALLBACK_CODE,
+                                             "hard": v.hard, "what": v.what} for v in plan.violations}
+    return {"methods": methods, "calls": calls, "steps": steps, "violations": violations,
+            "lc": _lifecycle(spec, naming), "max_body_size": MAX_BODY_SIZE}
