@@ -38,6 +38,7 @@ def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
 # `(model or targets) and not peers and not slow`.
 TIERS: dict[str, str] = {
     # the model, the plans, the CLI on specs; no generated code is run
+    "test_amqp10_behaviour": "model",
     "test_amqp10_model": "model",
     "test_bad_input": "model",
     "test_behaviour": "model",
@@ -59,15 +60,19 @@ TIERS: dict[str, str] = {
     "test_overlay": "targets",
     "test_python_engine": "targets",
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
+    "test_amqp10_engine": "peers",
     "test_amqp10_refcodec": "peers",
     "test_amqp10_vectors": "peers",
     "test_c_broker": "peers",
+    "test_c_engine": "peers",
     "test_c_fuzz_regressions": "peers",
     "test_c_interop": "peers",
     "test_java_broker": "peers",
+    "test_java_engine": "peers",
     "test_java_interop": "peers",
     "test_lowering": "peers",
     "test_python10_broker": "peers",
+    "test_python10_codec_fixes": "peers",
     "test_python10_target": "peers",
     "test_python_broker": "peers",
     "test_python_engine_server": "peers",
