@@ -441,7 +441,8 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
 
     plan = behaviour_plan(spec)
     by_name = {cm.model.full_name: cm for cm in methods}
-    rows, replies = [], []
+    rows: list[dict[str, Any]] = []
+    replies: list[str] = []
     for mb in plan.methods:
         cm = by_name[mb.method]
         start = len(replies)

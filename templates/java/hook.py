@@ -280,7 +280,7 @@ MAX_BODY_SIZE = 1 << 30
 
 
 def _kind(naming: Any, full: str) -> str:
-    return naming.constant(*full.split(".", 1))
+    return str(naming.constant(*full.split(".", 1)))
 
 
 def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
