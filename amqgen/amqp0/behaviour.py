@@ -70,10 +70,54 @@ class Violation:
 
 
 @dataclass(frozen=True)
+class Limit:
+    """A value the connection's tuning agrees: the field of the tune and of the tune-ok that carry it, and what a
+    zero in it means ("no-limit": channel-max, frame-max; "none": heartbeat, zero asks for no heartbeat)."""
+
+    name: str  # "frame-max"
+    tune_field: str
+    tune_ok_field: str
+    zero: Literal["no-limit", "none"]
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """The methods an engine treats by their role, not only by the table (None where the spec has none), so
+    that every target's engine reads the same facts: the tuning and its limits, the close and flow handshakes,
+    the rule a second channel.open breaks, and publisher confirms where the spec or an overlay has them."""
+
+    tune: str | None  # the server's proposal of the limits
+    tune_ok: str | None  # the client's answer: the limits both sides hold to
+    limits: tuple[Limit, ...]
+    connection_close: str | None
+    connection_close_ok: str | None
+    channel_open: str | None
+    channel_close: str | None
+    channel_close_ok: str | None
+    flow: str | None  # the peer asks to stop or restart content: answered by flow_ok at once
+    flow_ok: str | None
+    flow_field: str | None  # the bit of flow and flow-ok ("active")
+    reopen_rule: str | None  # the rule a channel.open on a channel not closed breaks
+    confirm_select: str | None  # publisher confirms: after it, publishes are numbered from 1
+    confirm_select_ok: str | None
+    publish: str | None  # the content method a confirm counts
+    ack: str | None  # the server's confirms: a delivery tag and ``multiple``
+    nack: str | None
+    returned: str | None  # an unroutable publish handed back, before its confirm
+    publish_fields: tuple[str, ...]  # the fields a returned publish is matched by (exchange, routing key)
+
+    def roles(self) -> dict[str, str]:
+        """Each role played by a method of the spec: role name -> method name."""
+        return {k: v for k, v in vars(self).items()
+                if isinstance(v, str) and k not in ("flow_field", "reopen_rule")}
+
+
+@dataclass(frozen=True)
 class BehaviourPlan:
     methods: tuple[MethodBehaviour, ...]
     negotiation: tuple[Step, ...]
     violations: tuple[Violation, ...]
+    lifecycle: Lifecycle
     from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
 
@@ -230,7 +274,46 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
     for kind, names, hard, what in VIOLATIONS:
         found = next((constants[n] for n in names if n in constants), None)
         violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
-    return BehaviourPlan(tuple(out), negotiation, tuple(violations), bool(productions), tuple(conflicts))
+    return BehaviourPlan(tuple(out), negotiation, tuple(violations), _lifecycle(spec, by_name), bool(productions),
+                         tuple(conflicts))
+
+
+#: the tuning's limits: the field, and what zero means in it (0-9-1's connection.tune: "zero means ... no limit"
+#: for channel-max and frame-max; "zero means the server does not want a heartbeat", and so in tune-ok)
+_LIMITS = (("channel-max", "no-limit"), ("frame-max", "no-limit"), ("heartbeat", "none"))
+
+
+def _lifecycle(spec: Spec, by_name: dict[str, Method]) -> Lifecycle:
+    def has(name: str) -> str | None:
+        return name if name in by_name else None
+
+    def fields(name: str | None) -> set[str]:
+        return {f.name for f in by_name[name].fields} if name else set()
+
+    tune, tune_ok = has(f"{CONNECTION_CLASS}.tune"), has(f"{CONNECTION_CLASS}.tune-ok")
+    limits = tuple(Limit(f, f, f, zero) for f, zero in _LIMITS  # type: ignore[arg-type]
+                   if f in fields(tune) and f in fields(tune_ok))
+    flow, flow_ok = has(f"{CHANNEL_CLASS}.flow"), has(f"{CHANNEL_CLASS}.flow-ok")
+    flow_field = next(iter(sorted(fields(flow) & fields(flow_ok))), None)
+    # the rule a second channel.open on a channel not closed breaks (0-9-1's channel.open "state", channel-error)
+    reopen = next((r.id for r in spec.all_rules()
+                   if r.parent == f"{CHANNEL_CLASS}.open" and r.on_failure == "channel-error"), None)
+    select, select_ok = has("confirm.select"), has("confirm.select-ok")
+    confirms = select is not None and select_ok is not None
+    publish = has("basic.publish")
+
+    def confirm(name: str) -> str | None:
+        return has(name) if confirms else None
+
+    return Lifecycle(
+        tune=tune, tune_ok=tune_ok, limits=limits,
+        connection_close=has(f"{CONNECTION_CLASS}.close"), connection_close_ok=has(f"{CONNECTION_CLASS}.close-ok"),
+        channel_open=has(f"{CHANNEL_CLASS}.open"), channel_close=has(f"{CHANNEL_CLASS}.close"),
+        channel_close_ok=has(f"{CHANNEL_CLASS}.close-ok"), flow=flow, flow_ok=flow_ok, flow_field=flow_field,
+        reopen_rule=reopen, confirm_select=select if confirms else None,
+        confirm_select_ok=select_ok if confirms else None, publish=confirm("basic.publish"),
+        ack=confirm("basic.ack"), nack=confirm("basic.nack"), returned=confirm("basic.return"),
+        publish_fields=tuple(f for f in ("exchange", "routing-key") if f in fields(publish)) if confirms else ())
 
 
 def _negotiation(spec: Spec, productions: dict[str, Production]) -> tuple[Step, ...]:
