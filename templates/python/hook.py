@@ -514,7 +514,9 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     reopen_rule = life.reopen_rule
     return {
         "py_client": (calls := client_methods(spec, naming, methods)),
-        "py_client_imports": sorted({c["cls"] for c in calls} | {r for c in calls for r in c["replies"]}),
+        "py_client_imports": sort_all(
+            ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"]}]
+        ),
         "py_keys": keys,
         "py_engine_keys": engine_keys,
         "py_engine_reopen_rule": reopen_rule,
