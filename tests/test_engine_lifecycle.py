@@ -171,7 +171,7 @@ def test_7_messages_say_what_happened(pkg: ModuleType) -> None:
 
 # -- publisher confirms ----------------------------------------------------------------------------------------
 def test_confirms_returns_and_unconfirmed(pkg: ModuleType) -> None:
-    e, m = pkg.engine, pkg.methods.METHODS_BY_NAME
+    m = pkg.methods.METHODS_BY_NAME
     client, server = pair(pkg)
     server.receive_data(out(client, client.send(1, m["confirm.select"]())))
     client.receive_data(out(server, server.send(1, m["confirm.select-ok"]())))

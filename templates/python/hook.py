@@ -508,9 +508,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     keys = {m.full_name: f"({m.class_index}, {m.index})" for c in spec.classes for m in c.methods}
     # the engine's lifecycle roles (amqgen.amqp0.behaviour.Lifecycle): each role's method key, None where absent
     life = behaviour_plan(spec).lifecycle
-    roles = life.roles()
-    engine_keys = {naming.constant(role): keys[roles[role]] if role in roles else "None"
-                   for role, value in vars(life).items() if value is None or role in roles}
+    engine_keys = {naming.constant(role): keys[name] if name else "None" for role, name in life.roles().items()}
     reopen_rule = life.reopen_rule
     return {
         "py_client": (calls := client_methods(spec, naming, methods)),
