@@ -304,3 +304,36 @@ def test_close_eof_and_error_interleavings(pkg: ModuleType, steps: list[tuple[st
             for ch in conn.channels.values():
                 assert ch.state in ("opening", "open", "closing", "closed")
                 assert all(t < ch.next_publish_tag for t in ch.unconfirmed)
+
+
+# -- the behaviour plan's lifecycle roles -------------------------------------------------------------------------
+def test_the_plan_carries_the_lifecycle_roles() -> None:
+    """The facts the C and Java engines will read: checked against the spec text (0-9-1's connection.tune
+    documents "zero means no limit" for channel-max and frame-max, "does not want a heartbeat" for heartbeat)."""
+    import re
+    from pathlib import Path
+
+    from pytarget import SPEC_091_EXT
+
+    from amqgen.amqp0.behaviour import behaviour_plan
+    from amqgen.amqp0.lower import load_spec
+    from amqgen.specs import resolve
+
+    life = behaviour_plan(load_spec(SPEC_091_EXT)).lifecycle
+    text = Path(SPEC_091_EXT).read_text()
+    tune = text[text.index('<method name="tune"'):text.index('<method name="tune-ok"')]
+    for limit in life.limits:  # what zero means, from the field's own documentation in the spec file
+        doc = tune[tune.index(f'<field name="{limit.tune_field}"'):]
+        doc = doc[:doc.index("</field>")]
+        wants_none = re.search(r"Zero\s+means\s+the\s+server\s+does\s+not\s+want", doc)
+        no_limit = re.search(r"Zero\s+(indicates\s+no\s+specified\s+limit|means\s+that\s+the\s+server\s+does\s+"
+                             r"not\s+impose)", doc)
+        assert bool(wants_none) != bool(no_limit), doc
+        assert limit.zero == ("none" if wants_none else "no-limit"), (limit, doc)
+    assert [lim.name for lim in life.limits] == ["channel-max", "frame-max", "heartbeat"]
+    roles = life.roles()
+    assert roles["tune"] == "connection.tune" and roles["flow_ok"] == "channel.flow-ok"
+    assert roles["confirm_select"] == "confirm.select" and roles["returned"] == "basic.return"
+    assert life.flow_field == "active" and life.publish_fields == ("exchange", "routing-key")
+    old = behaviour_plan(load_spec(str(resolve("0-8")))).lifecycle  # 0-8 has no confirm class
+    assert old.confirm_select is None and old.ack is None and old.roles()["tune"] == "connection.tune"
