@@ -211,8 +211,9 @@ def main() -> None:
                               str(args.count)], check=True, capture_output=True, text=True)
         results[name] = json.loads(out.stdout.strip().splitlines()[-1])
         print(name, results[name], flush=True)
-    lines = [f"{args.count:,} messages of 128 octets, one run ({time.strftime('%Y-%m-%d')}); CPU = user + system "
-             "of the client process per message; peer: pika for the blocking client, aio-pika for asyncio.", "",
+    head = (f"{args.count:,} messages of 128 octets, one run ({time.strftime('%Y-%m-%d')}); CPU = user + system "
+            "of the client process per message; peer: pika for the blocking client, aio-pika for asyncio.")
+    lines = [head, "",
              "| client | phase | CPU us/msg | msgs/s | CPU vs peer |", "|---|---|---|---|---|"]
     for name, res in results.items():
         for phase in PHASES:
