@@ -268,3 +268,22 @@ def test_aio_pika_against_the_engine_server_role(amqp091: ModuleType) -> None:
         got = asyncio.run(asyncio.wait_for(go(broker.port), 60))
         _assert_clean(broker, broker.session(0))
     assert got == [(body, {"i": i, "tag": f"m{i}"}) for i, body in enumerate(bodies)]
+
+
+def test_heartbeats_keep_an_idle_connection_open(client: ModuleType, aio: ModuleType) -> None:
+    """Heartbeat 1 s agreed with RabbitMQ, then 4 s idle: the adapters' thread / task send the heartbeats (RabbitMQ
+    closes a connection silent for two intervals), so the connection still answers afterwards."""
+    with client.connect(URL, heartbeat=1) as conn:
+        assert conn._s.engine.negotiated.heartbeat == 1
+        ch = conn.channel()
+        time.sleep(4)
+        assert ch.queue_declare(queue="", exclusive=True).queue.startswith("amq.gen-")
+
+    async def go() -> None:
+        async with await aio.connect(URL, heartbeat=1) as conn:
+            assert conn._s.engine.negotiated.heartbeat == 1
+            ch = await conn.channel()
+            await asyncio.sleep(4)
+            assert (await ch.queue_declare(queue="", exclusive=True)).queue.startswith("amq.gen-")
+
+    asyncio.run(go())
