@@ -31,7 +31,8 @@ class EngineClient:
         self.sock.settimeout(0.05)
         self.events: deque[Any] = deque()
         self.errors: list[Any] = []
-        self.write(self.conn.initiate())
+        self.conn.initiate()
+        self.write(self.conn.data_to_send())
 
     # -- I/O: the only place the socket and the clock are touched ---------------------------------------------
     def write(self, data: bytes) -> None:
@@ -39,7 +40,8 @@ class EngineClient:
             self.sock.sendall(data)
 
     def send(self, channel: int, name: str, props: Any = None, body: bytes = b"", **fields: Any) -> None:
-        self.write(self.conn.send(channel, self.m[name](**fields), props, body))
+        self.conn.send(channel, self.m[name](**fields), props, body)
+        self.write(self.conn.data_to_send())
 
     def pump(self) -> None:
         self.conn.tick(time.monotonic())
@@ -86,7 +88,8 @@ class EngineClient:
         self.send(0, "connection.start-ok", client_properties=self.e.client_properties("amqgen engine test"),
                   mechanism="PLAIN", response=self.e.plain_response(user, password), locale="en_US")
         tune = self.reply(0, "connection.tune")
-        self.write(self.conn.send(0, self.e.tune_ok_for(tune, self.conn)))
+        self.conn.send(0, self.e.tune_ok_for(tune, self.conn))
+        self.write(self.conn.data_to_send())
         self.send(0, "connection.open", virtual_host=vhost)
         return self.wait("ConnectionNegotiated")
 
@@ -95,7 +98,8 @@ class EngineClient:
         self.wait("ChannelOpened", lambda ev: ev.channel == channel)
 
     def close(self) -> Any:
-        self.write(self.conn.close(200, "bye"))
+        self.conn.close(200, "bye")
+        self.write(self.conn.data_to_send())
         ev = self.wait("ConnectionClosed")
         self.sock.close()
         return ev

@@ -211,7 +211,8 @@ class ServerConnection:
             self.sock.sendall(data)
 
     def _send(self, channel: int, method: Any, properties: Any = None, body: bytes = b"") -> None:
-        self._write(self.conn.send(channel, method, properties, body))
+        self.conn.send(channel, method, properties, body)
+        self._write(self.conn.data_to_send())
 
     def _pump(self) -> None:
         eng = self.eng
@@ -245,7 +246,8 @@ class ServerConnection:
     def _close(self, reply_code: int, reply_text: str, class_id: int = 0, method_id: int = 0) -> None:
         if not self.closing:
             self.closing = True
-            self._write(self.conn.close(reply_code, reply_text, class_id, method_id))
+            self.conn.close(reply_code, reply_text, class_id, method_id)
+            self._write(self.conn.data_to_send())
 
     # -- channel 0 --------------------------------------------------------------------------------------------------
     def _connection_method(self, m: Any) -> None:
@@ -775,17 +777,22 @@ class RawPeer:
     def open(self, channel: int | None) -> None:
         """The negotiation (and channel ``channel`` open) done by the book."""
         eng = self.eng
-        self.write(self.conn.initiate())
+        self.conn.initiate()
+        self.write(self.conn.data_to_send())
         self.method("connection.start")
         response = eng.plain_response(USER, PASSWORD)
         start_ok = self.m.ConnectionStartOk(eng.client_properties("raw peer"), "PLAIN", response, "en_US")
-        self.write(self.conn.send(0, start_ok))
+        self.conn.send(0, start_ok)
+        self.write(self.conn.data_to_send())
         tune = self.method("connection.tune")
-        self.write(self.conn.send(0, eng.tune_ok_for(tune, self.conn)))
-        self.write(self.conn.send(0, self.m.ConnectionOpen("/")))
+        self.conn.send(0, eng.tune_ok_for(tune, self.conn))
+        self.write(self.conn.data_to_send())
+        self.conn.send(0, self.m.ConnectionOpen("/"))
+        self.write(self.conn.data_to_send())
         self.next(lambda e: isinstance(e, eng.ConnectionNegotiated), "connection.open-ok")
         if channel is not None:
-            self.write(self.conn.send(channel, self.m.ChannelOpen()))
+            self.conn.send(channel, self.m.ChannelOpen())
+            self.write(self.conn.data_to_send())
             self.next(lambda e: isinstance(e, eng.ChannelOpened), "channel.open-ok")
 
     def closed(self) -> Any:
@@ -800,7 +807,8 @@ class RawPeer:
 
 
 def _misbehave_channel_open_first(peer: RawPeer) -> None:
-    peer.write(peer.conn.initiate())
+    peer.conn.initiate()
+    peer.write(peer.conn.data_to_send())
     peer.method("connection.start")
     peer.write(peer.m.ChannelOpen().encode_frame(1))  # instead of start-ok
 

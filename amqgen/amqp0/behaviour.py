@@ -80,6 +80,10 @@ class Limit:
     zero: Literal["no-limit", "none"]
 
 
+#: the Lifecycle fields that are facts about methods, not methods
+_NOT_ROLES = ("limits", "flow_field", "reopen_rule", "publish_fields")
+
+
 @dataclass(frozen=True)
 class Lifecycle:
     """The methods an engine treats by their role, not only by the table (None where the spec has none), so
@@ -106,10 +110,9 @@ class Lifecycle:
     returned: str | None  # an unroutable publish handed back, before its confirm
     publish_fields: tuple[str, ...]  # the fields a returned publish is matched by (exchange, routing key)
 
-    def roles(self) -> dict[str, str]:
-        """Each role played by a method of the spec: role name -> method name."""
-        return {k: v for k, v in vars(self).items()
-                if isinstance(v, str) and k not in ("flow_field", "reopen_rule")}
+    def roles(self) -> dict[str, str | None]:
+        """Each method role, in order: role name -> the method's name, None where the spec has none."""
+        return {k: v for k, v in vars(self).items() if k not in _NOT_ROLES}
 
 
 @dataclass(frozen=True)

@@ -460,7 +460,7 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
     # every role, None where the spec lacks its method (the templates test them)
     roles: dict[str, Any] = {k: None for k, v in vars(lc).items() if v is None or isinstance(v, str)}
     roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
-              for role, name in lc.roles().items()}
+              for role, name in lc.roles().items() if name is not None}
     codes = {v.kind: v.code or 0 for v in plan.violations}
     # the methods the client's handshake and publish name (every 0-x spec has them)
     named = {n: by_name[n].const for n in ("connection.start", "connection.start-ok", "connection.open",

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from amqgen.amqp0.behaviour import behaviour_plan
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
 from amqgen.amqp0.wire import FRAME_DEFAULTS
@@ -426,6 +427,31 @@ def test_ident(text: str) -> str:
 
 
 # -- the render context ----------------------------------------------------------------------------
+def client_methods(spec: Any, naming: Any, methods: list[PyMethod]) -> list[dict[str, Any]]:
+    """The client API's calls (client.py, aio.py): one per method a client sends on a channel, but the channel's
+    own open and close (the adapters do those), each with its reply class (None: no reply), its no-wait field
+    and whether it carries content."""
+    by_name = {pm.model.full_name: pm for pm in methods}
+    plan = behaviour_plan(spec)
+    lifecycle = {b.method for b in plan.methods if b.opens or b.closes}
+    calls = []
+    for b in plan.methods:
+        if "client" not in b.senders or b.channel == "zero" or b.answers or lifecycle & {b.method, *b.replies}:
+            continue
+        pm = by_name[b.method]
+        replies = [by_name[r].cls for r in b.replies] if b.synchronous else []
+        nowait = next((f.ident for f in pm.fields if f.name == b.no_wait), None) if b.no_wait else None
+        calls.append({
+            "name": naming.function(b.method.replace(".", "-")),
+            "cls": pm.cls,
+            "fields": [f for f in pm.fields if not f.reserved and f.ident != nowait],
+            "replies": replies,
+            "no_wait": nowait,
+            "content": b.content,
+        })
+    return calls
+
+
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     planner = Planner(spec, naming)
     methods = [planner.method(mp) for mp in planner.codec.methods]
@@ -480,13 +506,15 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     ]
     # the engine's method keys: every method by full name, and the connection and channel methods it handles
     keys = {m.full_name: f"({m.class_index}, {m.index})" for c in spec.classes for m in c.methods}
-    engine_keys = {naming.constant(n): keys[n] for n in (
-        "connection.tune", "connection.tune-ok", "connection.close", "connection.close-ok", "channel.open",
-        "channel.close", "channel.close-ok", "channel.flow", "channel.flow-ok") if n in keys}
-    # the rule a second channel.open on an open channel breaks (0-9-1's channel.open "state", channel-error)
-    reopen_rule = next((r.id for r in spec.all_rules() if r.parent == "channel.open" and r.on_failure == "channel-error"),
-                       None)
+    # the engine's lifecycle roles (amqgen.amqp0.behaviour.Lifecycle): each role's method key, None where absent
+    life = behaviour_plan(spec).lifecycle
+    engine_keys = {naming.constant(role): keys[name] if name else "None" for role, name in life.roles().items()}
+    reopen_rule = life.reopen_rule
     return {
+        "py_client": (calls := client_methods(spec, naming, methods)),
+        "py_client_imports": sort_all(
+            ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"]}]
+        ),
         "py_keys": keys,
         "py_engine_keys": engine_keys,
         "py_engine_reopen_rule": reopen_rule,
