@@ -254,7 +254,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     out = tmp_path / "src"
     assert _render_py(out, "old_pkg").returncode == 0
     old = sorted(p.relative_to(out).as_posix() for p in (out / "old_pkg").rglob("*") if p.is_file())
-    assert len(old) == 12
+    assert len(old) == 17
     mine = out / "old_pkg" / "handwritten.py"
     mine.write_text("# not generated\n")
     (out / "notes.txt").write_text("kept\n")
@@ -274,7 +274,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     assert [ln for ln in listed if not ln.startswith("#")] == sorted(
         p.relative_to(out).as_posix() for p in (out / "new_pkg").rglob("*") if p.is_file())
     again = _render_py(out, "new_pkg")
-    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 13 unchanged")
+    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 18 unchanged")
 
 
 def test_a_manifest_pointing_outside_the_directory_is_never_followed(tmp_path: Path) -> None:
@@ -298,9 +298,9 @@ def test_check_reports_stale_missing_and_changed_files(tmp_path: Path) -> None:
     proc = _render_py(out, "b", "--check")
     assert proc.returncode == 1
     stale = [ln for ln in proc.stdout.splitlines() if ln.startswith("stale: ")]
-    assert len(stale) == 11 and all("(generated earlier, no longer produced)" in ln for ln in stale)
+    assert len(stale) == 16 and all("(generated earlier, no longer produced)" in ln for ln in stale)
     # b's 12 files are missing; the manifest (which names a's files) differs
-    assert "(12 missing, 11 stale, 1 changed;" in proc.stderr
+    assert "(17 missing, 16 stale, 1 changed;" in proc.stderr
     proc = _render_py(out, "a", "--check")
     assert proc.returncode == 1 and "(1 missing, 1 changed;" in proc.stderr and "stale: " not in proc.stdout
     assert not (out / "a" / "frames.py").exists()  # --check wrote nothing
@@ -336,7 +336,7 @@ def test_depfile_makes_make_rebuild_exactly_when_an_input_changes(tmp_path: Path
 
     assert make("-q").returncode != 0  # nothing rendered yet
     first = make()
-    assert first.returncode == 0 and "12 written" in first.stdout, first.stdout + first.stderr
+    assert first.returncode == 0 and "18 written" in first.stdout, first.stdout + first.stderr
     text = dep.read_text()
     assert text.startswith(f"{stamp}:") and str(spec) in text and str(pack / "methods.py.j2") in text
     assert make("-q").returncode == 0
@@ -347,6 +347,6 @@ def test_depfile_makes_make_rebuild_exactly_when_an_input_changes(tmp_path: Path
         os.utime(touched, (now - 50, now - 50))  # then an input changed
         assert make("-q").returncode != 0, f"touching {touched.name} leaves the outputs up to date"
         again = make()
-        assert again.returncode == 0 and "0 written, 12 unchanged" in again.stdout, again.stdout
+        assert again.returncode == 0 and "0 written, 18 unchanged" in again.stdout, again.stdout
         assert make("-q").returncode == 0, f"after touching {touched.name}, make wants to render again"
     assert (out / "amqp_codec" / "methods.py").stat().st_mtime_ns == methods_mtime

@@ -19,6 +19,10 @@ from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_da
 from amqgen.amqp0.wire import FRAME_DEFAULTS
 from amqgen.errors import RenderError
 
+#: the methods the generated clients (client_core, client, aio) are written around
+CLIENT_NEEDS = ("connection.start", "connection.start-ok", "connection.tune", "connection.open", "channel.open",
+                "channel.close", "basic.publish", "basic.deliver", "basic.cancel", "basic.ack", "basic.reject")
+
 #: the struct format character of an unsigned big-endian integer of each size, and back
 STRUCT_BY_SIZE = {1: "B", 2: "H", 4: "I", 8: "Q"}
 SIZE = {c: n for n, c in STRUCT_BY_SIZE.items()}
@@ -516,6 +520,8 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"]}]
         ),
         "py_keys": keys,
+        # a spec without these (a test's synthetic one) gets client modules that say so on import
+        "py_client_missing": [n for n in CLIENT_NEEDS if n not in keys],
         "py_engine_keys": engine_keys,
         "py_engine_reopen_rule": reopen_rule,
         "py": {
