@@ -3,7 +3,7 @@
 
 Run:  .venv/bin/python bench/bench_java_client.py [--uri amqp://guest:guest@127.0.0.1:5672] [-n 100000]
 
-Renders ../shared/specs/amqp0-9-1.extended.xml (package amqgen.rabbit), compiles it and JavaClientBench.java
+Renders the bundled spec/amqp0-9-1.extended.xml (package amqgen.rabbit), compiles it and JavaClientBench.java
 against Debian's /usr/share/java/amqp-client.jar (and its slf4j), then runs each client in its own JVM, in
 turn, against the same RabbitMQ: a warm-up round, then N messages of 128 octets published with confirms and
 consumed with acks. Prints process CPU (user + system) per message, messages per second, and the ratio.
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = ROOT.parent / "shared" / "specs" / "amqp0-9-1.extended.xml"
+SPEC = ROOT / "spec" / "amqp0-9-1.extended.xml"
 JARS = [Path("/usr/share/java/amqp-client.jar"), Path("/usr/share/java/slf4j-api.jar")]
 
 
