@@ -23,7 +23,7 @@ from typing import Any
 
 import jinja2
 
-from . import __version__
+from . import __version__, fmtcache
 from .corpus import dumps
 from .errors import Location, RenderError
 from .family import Model, family_of_model
@@ -242,6 +242,43 @@ def _environment(pack: Pack, naming: Naming, hook: Any) -> jinja2.Environment:
 
 
 def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
+    """The formatted text, from the cache (fmtcache) when this formatter, version and style saw it before."""
+    if formatter == "none":
+        return text
+    k = fmtcache.key(formatter, _formatter_version(formatter), _formatter_style(formatter, pack), text)
+    cached = fmtcache.get(k)
+    if cached is not None:
+        return cached
+    formatted = _run_formatter(text, formatter, pack, where)
+    fmtcache.put(k, formatted)
+    return formatted
+
+
+def _formatter_style(formatter: str, pack: Pack) -> str:
+    return f"line-length={pack.black_line_length}" if formatter == "black" else pack.clang_format_style
+
+
+_VERSIONS: dict[str, str] = {}
+
+
+def _formatter_version(formatter: str) -> str:
+    """The formatter's version: part of the cache key, so an upgrade formats anew."""
+    if formatter not in _VERSIONS:
+        if formatter == "black":
+            from importlib.metadata import version
+
+            _VERSIONS[formatter] = version("black")
+        else:
+            exe = shutil.which("clang-format")
+            if exe is None:
+                return ""  # _run_formatter says it is missing
+            proc = subprocess.run([exe, "--version"], capture_output=True, text=True, check=False)
+            # the path too: two installs of one version may still differ in their defaults
+            _VERSIONS[formatter] = f"{exe} {proc.stdout.strip()}"
+    return _VERSIONS[formatter]
+
+
+def _run_formatter(text: str, formatter: str, pack: Pack, where: str) -> str:
     if formatter == "black":
         import black
         from black.parsing import InvalidInput

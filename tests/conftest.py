@@ -1,11 +1,32 @@
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
 import javatarget
 import pytest
 from pytarget import SPEC_091_EXT, import_package, import_package10
+
+
+_CACHE_KEY = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One format cache (amqgen/fmtcache.py) for the session, shared by every render the tests run in this
+    process and in the CLI subprocesses they start: the same spec renders in many tests, and black is most of
+    a render's time. It starts empty, so the first render of each text really formats (and the user's own
+    cache is neither read nor filled)."""
+    path = tempfile.mkdtemp(prefix="amqgen-test-fmtcache-")
+    os.environ["AMQGEN_CACHE_DIR"] = path
+    config.stash[_CACHE_KEY] = path
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CACHE_KEY in config.stash:
+        shutil.rmtree(config.stash[_CACHE_KEY], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +66,7 @@ TIERS: dict[str, str] = {
     "test_cli": "model",
     "test_diff": "model",
     "test_docs": "model",
+    "test_fmtcache": "model",
     "test_loader": "model",
     "test_naming": "model",
     "test_plan": "model",

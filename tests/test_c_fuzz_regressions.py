@@ -47,9 +47,14 @@ def inputs() -> dict[str, list[Path]]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C pack with its fuzz targets, rendered once for the module (cbuild keeps its library objects)."""
+    return cbuild.render(tmp_path_factory.mktemp("c-fuzz-gen") / "gen", options=("fuzz=1",))
+
+
+@pytest.fixture(scope="module")
+def built(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
     root = tmp_path_factory.mktemp("c-fuzz")
-    tree = cbuild.render(root / "gen", options=("fuzz=1",))
     replay = cbuild.compile_program(tree, [cbuild.C_DIR / "replay.c"], root / "replay",
                                     flags=(*cbuild.WARN, "-O1", "-g", *cbuild.SANITIZE))
     have = cbuild.fuzz_targets(tree)
@@ -107,11 +112,10 @@ def test_fuzz_targets_survive_every_input(built: tuple[Path, dict[str, Path]]) -
 DIFF_RUNS = 100_000
 
 
-def test_differential_fuzzing_against_librabbitmq_bounded(tmp_path: Path) -> None:
+def test_differential_fuzzing_against_librabbitmq_bounded(tree: Path, tmp_path: Path) -> None:
     """A bounded run of scripts/fuzz-c's "diff" target (tests/c/fuzz_diff.c), seeded from the corpus:
     every method payload, basic-properties input, field table or stream of frames our decoders accept
     must decode with librabbitmq 0.11 to equal values (frames through its amqp_handle_input) (longer runs: scripts/fuzz-c)."""
-    tree = cbuild.render(tmp_path / "gen", options=("fuzz=1",))
     exe = cbuild.build_diff_target(tree, tmp_path / "fuzz_diff", tmp_path)
     corpus = tmp_path / "corpus"
     seeds = cbuild.write_diff_seeds(tree, corpus, tmp_path)

@@ -182,8 +182,13 @@ def test_ruff_check_on_every_rendering(rendered: dict[str, Path]) -> None:
     assert "All checks passed" in proc.stdout
 
 
-def test_black_leaves_every_rendering_unchanged(rendered: dict[str, Path]) -> None:
-    dirs = [str(rendered[c.key] / c.package) for c in CASES]
+def test_black_leaves_the_rendering_unchanged(rendered: dict[str, Path]) -> None:
+    """Render formats with black already, so this checks that its output is stable under a second pass; two
+    specs (the bundled default and RabbitMQ's extended one, which has every construct the pack emits) suffice:
+    black on all ten renderings took 35 s of the suite."""
+    dirs = [str(rendered[key] / case.package) for case in CASES for key in ("bundled-0-9", "bundled-0-9-1-extended")
+            if case.key == key]
+    assert len(dirs) == 2
     proc = subprocess.run([str(VENV_BIN / "black"), "--check", "--quiet", "--line-length", "100", *dirs],
                           check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -199,7 +199,7 @@ def test_standalone_cluster_gives_identical_parquet(tmp: Any, standalone: str, l
                           capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"starting Spark ({standalone})" in proc.stderr
-    for noise in SPARK_NOISE:  # quiet by default (test_verbose_shows_what_spark_says: they are there to hide)
+    for noise in SPARK_NOISE:  # quiet by default (the class archive test's --verbose run shows them)
         assert noise not in proc.stderr, noise
     for name in records.DATASETS:
         assert sorted(map(_key, table(out, name))) == sorted(map(_key, table(local_out, name))), name
@@ -209,16 +209,6 @@ def test_standalone_cluster_gives_identical_parquet(tmp: Any, standalone: str, l
 
 
 SPARK_NOISE = ("Using incubator modules", "log4j", "NativeCodeLoader", "Setting default log level")
-
-
-def test_verbose_shows_what_spark_says(tmp: Any) -> None:
-    out = tmp.mktemp("verbose") / "out"
-    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(DATA / "pika-small.pcap"), "--out",
-                           str(out), "--spec", SPEC_091_EXT, "--master", "local[1]", "--verbose"],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert all(noise in proc.stderr for noise in SPARK_NOISE[:2]), proc.stderr[-4000:]
-    assert "amqgen traffic: decoding" in proc.stderr
 
 
 def test_each_task_decodes_the_connections_dealt_to_it(local_out: Path) -> None:
@@ -309,12 +299,15 @@ def test_a_first_run_leaves_a_class_archive_that_the_next_jvm_maps(tmp_path: Pat
     """End to end, with a cache of its own: a run that ends normally leaves the archive (its JVM
     writes it after the run's process has exited), and the next driver JVM maps that file. A JVM
     refuses an archive that does not match its build or class path, and says nothing of it: only
-    its memory map shows the archive is in use."""
+    its memory map shows the archive is in use. The first run is --verbose: it shows what Spark says
+    (what the quiet default hides, test_standalone_cluster_gives_identical_parquet)."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "SPARK_LOCAL_IP": "127.0.0.1"}
     first = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(DATA / "pika-small.pcap"), "--out",
-                            str(tmp_path / "out"), "--spec", SPEC_091_EXT, "--master", "local[1]"],
+                            str(tmp_path / "out"), "--spec", SPEC_091_EXT, "--master", "local[1]", "--verbose"],
                            env=env, capture_output=True, text=True, timeout=600, check=False)
     assert first.returncode == 0, first.stderr[-4000:]
+    assert all(noise in first.stderr for noise in SPARK_NOISE[:2]), first.stderr[-4000:]
+    assert "amqgen traffic: decoding" in first.stderr
     cache = tmp_path / "cache" / "amqgen"
     markers = list(cache.glob("spark-*.jsa.pid"))
     assert len(markers) == 1, list(cache.iterdir())

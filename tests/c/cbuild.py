@@ -6,9 +6,15 @@ A missing tool or library is a failure naming its Debian package, never a skip.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,19 +86,89 @@ def library_sources(tree: Path) -> list[str]:
 
 
 def compile_cli(cc: str, tree: Path, sources: list[Path | str], exe: Path, flags: tuple[str, ...] | list[str] = (),
-                *, libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> subprocess.CompletedProcess[str]:
-    """One compiler run: the generated library's sources + ``sources`` -> ``exe``; the result as it is."""
+                *, libs: tuple[str, ...] = (), include: tuple[Path, ...] = (),
+                source_flags: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The generated library's sources + ``sources`` -> ``exe``, each source compiled on its own (``source_flags``
+    and ``include`` only for ``sources``: a libFuzzer target's -DFUZZ_X), then linked; the first failure, or the link, as it is.
+
+    The library's objects are kept by content (objects()), so the many programs the tests build on one tree with
+    one set of flags compile the library once."""
     cmd = [tool(cc), *flags, "-I", str(tree / "include"), "-I", str(tree / "src")]
+    objs, failed = objects(cmd, library_sources(tree), tree=tree)
+    if failed is not None:
+        return failed
+    mine = [*cmd, *source_flags]
     for inc in include:
-        cmd += ["-I", str(inc)]
-    cmd += [*library_sources(tree), *map(str, sources), "-o", str(exe), *libs]
-    return subprocess.run(cmd, capture_output=True, text=True, check=False)
+        mine += ["-I", str(inc)]
+    own, failed = objects(mine, [str(s) for s in sources], work=exe.parent)
+    if failed is not None:
+        return failed
+    link = [tool(cc), *flags, *objs, *own, "-o", str(exe), *libs]
+    return subprocess.run(link, capture_output=True, text=True, check=False)
+
+
+_OBJECT_LOCK = threading.Lock()
+_DIR_LOCKS: dict[str, threading.Lock] = {}
+_OBJECT_ROOT: list[Path] = []  # made on first use: $AMQGEN_TEST_OBJECTS (a session's folder) or a temporary one
+
+
+def _object_root() -> Path:
+    with _OBJECT_LOCK:
+        if not _OBJECT_ROOT:
+            env = os.environ.get("AMQGEN_TEST_OBJECTS")
+            root = Path(env) if env else Path(tempfile.mkdtemp(prefix="amqgen-c-objects-"))
+            if not env:
+                atexit.register(shutil.rmtree, root, True)
+            root.mkdir(parents=True, exist_ok=True)
+            _OBJECT_ROOT.append(root)
+        return _OBJECT_ROOT[0]
+
+
+def objects(compile_cmd: list[str], sources: list[str], *, tree: Path | None = None,
+            work: Path | None = None) -> tuple[list[str], subprocess.CompletedProcess[str] | None]:
+    """Each source compiled with ``compile_cmd`` + ``-c`` (two at a time); (object paths, first failure or None).
+
+    With ``tree`` (the library's sources), objects are named by the command (the tree's path left out), the
+    tree's headers and each source's bytes, and reused by any later call with the same three: the tests render
+    the same spec into many folders and compile the library with the same flags in several modules (a tree
+    copied and edited is new content, compiled anew). Without, they go to a fresh folder in ``work``."""
+    keep = tree is not None
+    if tree is not None:
+        h = hashlib.sha256("\0".join(compile_cmd).replace(str(tree), "<tree>").encode())
+        for hdr in sorted(tree.rglob("*.h")):
+            h.update(hdr.relative_to(tree).as_posix().encode() + b"\0" + hdr.read_bytes())
+        out_dir = _object_root() / h.hexdigest()[:32]
+    else:
+        out_dir = Path(tempfile.mkdtemp(prefix=".objs-", dir=work))
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    def one(src: str) -> tuple[str, subprocess.CompletedProcess[str] | None]:
+        digest = hashlib.sha256(Path(src).read_bytes()).hexdigest()[:16]
+        obj = out_dir / f"{Path(src).stem}-{digest}.o"
+        if keep and obj.is_file():
+            return str(obj), None
+        tmp = obj.with_name(f".{obj.name}.{threading.get_ident()}.tmp")
+        proc = subprocess.run([*compile_cmd, "-c", src, "-o", str(tmp)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            return str(obj), proc
+        os.replace(tmp, obj)
+        return str(obj), None
+
+    # one build of a set of objects at a time: a second caller waits, then finds them made
+    with _OBJECT_LOCK:
+        lock = _DIR_LOCKS.setdefault(str(out_dir), threading.Lock())
+    with lock, ThreadPoolExecutor(max_workers=2) as pool:
+        done = list(pool.map(one, sources))
+    failed = next((p for _, p in done if p is not None), None)
+    return [o for o, _ in done], failed
 
 
 def compile_program(tree: Path, sources: list[Path | str], exe: Path, *, cc: str = "clang",
-                    flags: tuple[str, ...] = (), libs: tuple[str, ...] = (), include: tuple[Path, ...] = ()) -> Path:
+                    flags: tuple[str, ...] = (), libs: tuple[str, ...] = (), include: tuple[Path, ...] = (),
+                    source_flags: tuple[str, ...] = ()) -> Path:
     """As compile_cli, but a failed build fails with the command and the compiler's output."""
-    proc = compile_cli(cc, tree, sources, exe, flags, libs=libs, include=include)
+    proc = compile_cli(cc, tree, sources, exe, flags, libs=libs, include=include, source_flags=source_flags)
     if proc.returncode != 0:
         raise BuildError(f"compiling {exe.name} failed:\n{' '.join(proc.args)}\n{proc.stdout}{proc.stderr}"[-8000:])
     return exe
@@ -116,8 +192,8 @@ def fuzz_targets(tree: Path, prefix: str = PREFIX) -> list[str]:
 
 def build_fuzz_target(tree: Path, target: str, out: Path, prefix: str = PREFIX) -> Path:
     """One libFuzzer binary (ASan + UBSan, stops on the first report) for ``target``."""
-    return compile_program(tree, [tree / "fuzz" / f"{prefix}_fuzz.c"], out, flags=(*FUZZ_FLAGS,
-                           f"-DFUZZ_{target.upper()}"))
+    return compile_program(tree, [tree / "fuzz" / f"{prefix}_fuzz.c"], out, flags=tuple(FUZZ_FLAGS),
+                           source_flags=(f"-DFUZZ_{target.upper()}",))
 
 
 def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str = PREFIX) -> int:
@@ -142,7 +218,8 @@ def build_diff_target(tree: Path, out: Path, work: Path, spec: Path = SPEC_091_E
 
     source, _ = gen_interop.generate_diff(spec, PREFIX)
     (work / "fuzz_diff_methods.c").write_text(source, encoding="utf-8")
-    return compile_program(tree, [C_DIR / "fuzz_diff.c"], out, flags=(*FUZZ_FLAGS, "-Wno-unused-function"),
+    return compile_program(tree, [C_DIR / "fuzz_diff.c"], out, flags=tuple(FUZZ_FLAGS),
+                           source_flags=("-Wno-unused-function",),
                            libs=tuple(librabbitmq()), include=(work, C_DIR))
 
 
