@@ -337,3 +337,28 @@ def test_the_plan_carries_the_lifecycle_roles() -> None:
     assert life.flow_field == "active" and life.publish_fields == ("exchange", "routing-key")
     old = behaviour_plan(load_spec(str(resolve("0-8")))).lifecycle  # 0-8 has no confirm class
     assert old.confirm_select is None and old.ack is None and old.roles()["tune"] == "connection.tune"
+
+
+def test_the_plan_carries_the_client_roles(amqp091: ModuleType) -> None:
+    """The methods the generated clients are written around come from the plan (the hook names none): each role's
+    method is, by its class and method ids, the one pika's own 0-9-1 spec module names so (an independent
+    table), and the rendered client_core uses those classes."""
+    import pika.spec
+    from pytarget import SPEC_091_EXT
+
+    from amqgen.amqp0.behaviour import behaviour_plan
+    from amqgen.amqp0.lower import load_spec
+
+    roles = behaviour_plan(load_spec(SPEC_091_EXT)).client.roles()
+    assert None not in roles.values(), roles
+    methods = importlib.import_module(f"{amqp091.__name__}.methods")
+    by_name = methods.METHODS_BY_NAME
+    pika_names = {cls.INDEX: cls.NAME for cls in pika.spec.methods.values()}
+    for role, name in roles.items():
+        cls = by_name[name]
+        cls_name, meth = name.split(".")
+        expected = f"{cls_name.capitalize()}.{''.join(w.capitalize() for w in meth.split('-'))}"
+        assert pika_names[(cls.CLASS_ID << 16) | cls.METHOD_ID] == expected, role
+    core = importlib.import_module(f"{amqp091.__name__}.client_core")
+    assert core._DELIVER is by_name[roles["deliver"]] and core._START_OK is by_name[roles["start_ok"]]
+    assert core._BASIC_ACK is by_name[roles["delivery_ack"]]

@@ -287,3 +287,113 @@ def test_heartbeats_keep_an_idle_connection_open(client: ModuleType, aio: Module
             assert (await ch.queue_declare(queue="", exclusive=True)).queue.startswith("amq.gen-")
 
     asyncio.run(go())
+
+
+class _TlsForwarder:
+    """A TLS-terminating forwarder in front of the broker (RabbitMQ here has no TLS listener): it accepts TLS on
+    an ephemeral port with a self-signed certificate and pumps the plaintext to and from HOST:PORT. It records,
+    per accepted connection, the TLS version the client negotiated and the first octets it decrypted, so a test
+    sees that the client spoke AMQP inside TLS."""
+
+    def __init__(self, cert: Path, key: Path) -> None:
+        import ssl
+
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.ctx.load_cert_chain(cert, key)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.seen: list[tuple[str | None, bytes]] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(raw,), daemon=True).start()
+
+    def _serve(self, raw: socket.socket) -> None:
+        try:
+            tls = self.ctx.wrap_socket(raw, server_side=True)
+            first = tls.recv(8)
+        except OSError:
+            raw.close()
+            return
+        self.seen.append((tls.version(), first))
+        upstream = socket.create_connection((HOST, PORT))
+        upstream.sendall(first)
+        threading.Thread(target=self._pump, args=(upstream, tls), daemon=True).start()
+        self._pump(tls, upstream)
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture(scope="module")
+def tls_forwarder(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A self-signed certificate for localhost (openssl), and the forwarder serving it."""
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=DNS:localhost", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    fwd = _TlsForwarder(cert, key)
+    yield fwd, cert
+    fwd.close()
+
+
+def test_amqps_with_an_ssl_context_on_both_clients(client: ModuleType, aio: ModuleType, tls_forwarder: Any) -> None:
+    """``amqps://`` with the caller's ``ssl.SSLContext`` (trusting the forwarder's self-signed certificate): both
+    clients negotiate TLS (the forwarder decrypted the AMQP protocol header from each) and work through it (a
+    queue declared, a message published with its confirm awaited and read back). Without the context the
+    default one refuses the self-signed certificate."""
+    import ssl
+
+    fwd, cert = tls_forwarder
+    ctx = ssl.create_default_context(cafile=str(cert))
+    url = f"amqps://guest:guest@localhost:{fwd.port}/"
+    queue = f"w36b-amqps-{uuid.uuid4()}"
+    with client.connect(url, ssl_context=ctx, heartbeat=0) as conn:
+        assert isinstance(conn._sock, ssl.SSLSocket)
+        ch = conn.channel()
+        ch.queue_declare(queue=queue, auto_delete=True)
+        ch.confirm_select()
+        ch.publish(b"over tls", routing_key=queue)
+        got = ch.basic_get(queue=queue, no_ack=True)
+        assert got.body == b"over tls"
+
+    async def on_asyncio() -> bytes:
+        conn = await aio.connect(url, ssl_context=ctx, heartbeat=0)
+        try:
+            assert conn._transport.get_extra_info("ssl_object") is not None
+            ch = await conn.channel()
+            await ch.queue_declare(queue=queue, auto_delete=True)
+            await ch.confirm_select()
+            await ch.publish(b"over tls too", routing_key=queue)
+            got = await ch.basic_get(queue=queue, no_ack=True)
+            await ch.queue_delete(queue=queue)
+            return bytes(got.body)
+        finally:
+            await conn.close()
+
+    assert asyncio.run(on_asyncio()) == b"over tls too"
+    assert len(fwd.seen) == 2
+    for version, first in fwd.seen:
+        assert version in ("TLSv1.2", "TLSv1.3")
+        assert first == b"AMQP\x00\x00\x09\x01"  # the 0-9-1 protocol header, read inside TLS
+    with pytest.raises(ssl.SSLCertVerificationError):
+        client.connect(url, heartbeat=0, timeout=5.0)

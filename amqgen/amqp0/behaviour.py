@@ -116,6 +116,29 @@ class Lifecycle:
 
 
 @dataclass(frozen=True)
+class ClientRoles:
+    """The methods a client API is written around (None where the spec has none): the login and open it answers
+    for the caller, the channel it opens and closes, the content it publishes and is delivered, and the answers to
+    a delivery. The Python clients read them; a C or Java client reads the same."""
+
+    start: str | None  # the server's greeting, answered by start_ok (the login)
+    start_ok: str | None
+    tune: str | None  # the server's limits, answered by tune-ok and then open
+    open: str | None  # the virtual host's open
+    channel_open: str | None
+    channel_close: str | None
+    publish: str | None
+    deliver: str | None  # a consumer's message, pushed by the server
+    consumer_cancel: str | None  # the server cancels a consumer
+    delivery_ack: str | None  # the client settles a delivery
+    delivery_reject: str | None
+
+    def roles(self) -> dict[str, str | None]:
+        """Each role, in order: role name -> the method's name, None where the spec has none."""
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
 class BehaviourPlan:
     methods: tuple[MethodBehaviour, ...]
     negotiation: tuple[Step, ...]
@@ -123,6 +146,7 @@ class BehaviourPlan:
     lifecycle: Lifecycle
     from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
+    client: ClientRoles
 
 
 #: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
@@ -278,7 +302,7 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
         found = next((constants[n] for n in names if n in constants), None)
         violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
     return BehaviourPlan(tuple(out), negotiation, tuple(violations), _lifecycle(spec, by_name), bool(productions),
-                         tuple(conflicts))
+                         tuple(conflicts), _client_roles(by_name))
 
 
 #: the tuning's limits: the field, and what zero means in it (0-9-1's connection.tune: "zero means ... no limit"
@@ -317,6 +341,18 @@ def _lifecycle(spec: Spec, by_name: dict[str, Method]) -> Lifecycle:
         confirm_select_ok=select_ok if confirms else None, publish=confirm("basic.publish"),
         ack=confirm("basic.ack"), nack=confirm("basic.nack"), returned=confirm("basic.return"),
         publish_fields=tuple(f for f in ("exchange", "routing-key") if f in fields(publish)) if confirms else ())
+
+
+def _client_roles(by_name: dict[str, Method]) -> ClientRoles:
+    def has(name: str) -> str | None:
+        return name if name in by_name else None
+
+    conn, chan = CONNECTION_CLASS, CHANNEL_CLASS
+    return ClientRoles(
+        start=has(f"{conn}.start"), start_ok=has(f"{conn}.start-ok"), tune=has(f"{conn}.tune"),
+        open=has(f"{conn}.open"), channel_open=has(f"{chan}.open"), channel_close=has(f"{chan}.close"),
+        publish=has("basic.publish"), deliver=has("basic.deliver"), consumer_cancel=has("basic.cancel"),
+        delivery_ack=has("basic.ack"), delivery_reject=has("basic.reject"))
 
 
 def _negotiation(spec: Spec, productions: dict[str, Production]) -> tuple[Step, ...]:

@@ -19,10 +19,6 @@ from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_da
 from amqgen.amqp0.wire import FRAME_DEFAULTS
 from amqgen.errors import RenderError
 
-#: the methods the generated clients (client_core, client, aio) are written around
-CLIENT_NEEDS = ("connection.start", "connection.start-ok", "connection.tune", "connection.open", "channel.open",
-                "channel.close", "basic.publish", "basic.deliver", "basic.cancel", "basic.ack", "basic.reject")
-
 #: the struct format character of an unsigned big-endian integer of each size, and back
 STRUCT_BY_SIZE = {1: "B", 2: "H", 4: "I", 8: "Q"}
 SIZE = {c: n for n, c in STRUCT_BY_SIZE.items()}
@@ -511,7 +507,10 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     # the engine's method keys: every method by full name, and the connection and channel methods it handles
     keys = {m.full_name: f"({m.class_index}, {m.index})" for c in spec.classes for m in c.methods}
     # the engine's lifecycle roles (amqgen.amqp0.behaviour.Lifecycle): each role's method key, None where absent
-    life = behaviour_plan(spec).lifecycle
+    bplan = behaviour_plan(spec)
+    life = bplan.lifecycle
+    # the generated clients (client_core, client, aio) are written around the behaviour plan's client roles
+    client_roles = bplan.client.roles()
     engine_keys = {naming.constant(role): keys[name] if name else "None" for role, name in life.roles().items()}
     reopen_rule = life.reopen_rule
     return {
@@ -520,8 +519,9 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"]}]
         ),
         "py_keys": keys,
+        "py_client_keys": {role: keys[name] for role, name in client_roles.items() if name},
         # a spec without these (a test's synthetic one) gets client modules that say so on import
-        "py_client_missing": [n for n in CLIENT_NEEDS if n not in keys],
+        "py_client_missing": [role for role, name in client_roles.items() if not name],
         "py_engine_keys": engine_keys,
         "py_engine_reopen_rule": reopen_rule,
         "py": {
