@@ -115,6 +115,41 @@ class Lifecycle:
         return {k: v for k, v in vars(self).items() if k not in _NOT_ROLES}
 
 
+# -- session roles (issue 34): what a client session dispatches by beyond the engine's lifecycle ------------------
+@dataclass(frozen=True)
+class Session:
+    """The negotiation's greeting and open, the channel's open-ok, and the consumer methods a client routes
+    deliveries by (None where the spec has none). Kept apart from Lifecycle so that the engines that read
+    Lifecycle.roles() are unchanged."""
+
+    start: str | None  # the server's greeting: the mechanisms and locales offered
+    start_ok: str | None  # the client's choice and its response
+    connection_open: str | None  # the virtual host asked for
+    connection_open_ok: str | None
+    channel_open_ok: str | None
+    consume: str | None
+    consume_ok: str | None
+    cancel: str | None  # sent by either side where the spec lets the server cancel
+    cancel_ok: str | None
+    deliver: str | None  # a message for a consumer, by consumer tag
+
+    def roles(self) -> dict[str, str | None]:
+        """Each role, in order: role name -> the method's name, None where the spec has none."""
+        return dict(vars(self))
+
+
+def _session(by_name: dict[str, Method]) -> Session:
+    def has(name: str) -> str | None:
+        return name if name in by_name else None
+
+    return Session(
+        start=has(f"{CONNECTION_CLASS}.start"), start_ok=has(f"{CONNECTION_CLASS}.start-ok"),
+        connection_open=has(f"{CONNECTION_CLASS}.open"), connection_open_ok=has(f"{CONNECTION_CLASS}.open-ok"),
+        channel_open_ok=has(f"{CHANNEL_CLASS}.open-ok"), consume=has("basic.consume"),
+        consume_ok=has("basic.consume-ok"), cancel=has("basic.cancel"), cancel_ok=has("basic.cancel-ok"),
+        deliver=has("basic.deliver"))
+
+
 @dataclass(frozen=True)
 class BehaviourPlan:
     methods: tuple[MethodBehaviour, ...]
@@ -123,6 +158,7 @@ class BehaviourPlan:
     lifecycle: Lifecycle
     from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
+    session: Session  # the roles a client session needs beyond the lifecycle (issue 34's Java client)
 
 
 #: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
@@ -278,7 +314,7 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
         found = next((constants[n] for n in names if n in constants), None)
         violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
     return BehaviourPlan(tuple(out), negotiation, tuple(violations), _lifecycle(spec, by_name), bool(productions),
-                         tuple(conflicts))
+                         tuple(conflicts), _session(by_name))
 
 
 #: the tuning's limits: the field, and what zero means in it (0-9-1's connection.tune: "zero means ... no limit"
