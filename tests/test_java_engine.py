@@ -279,3 +279,35 @@ def test_confirms_and_frame_max_on_publish(java_build: Build) -> None:
     assert steps[n + 8] == ["EV PublishNacked[channel=1, deliveryTags=[3]]"]
     assert steps[n + 9] == [("EV ProtocolError[kind=bad-field, replyCode=502, replyText=basic.ack of delivery tag 9, "
                             "which no unconfirmed publish on channel 1 has, channel=1, classId=60, methodId=80]")]
+
+
+def test_the_hook_reads_the_plans_roles_and_names_no_method() -> None:
+    """Issue 34, item 1: the Java hook takes each lifecycle method from the behaviour plan's roles. Checked two
+    ways: no "class.method" string of the spec appears in the hook's source, and each role the templates read is
+    a method the spec file itself defines (read with ElementTree, not through our model)."""
+    import importlib.util
+    import xml.etree.ElementTree as ET
+
+    from pytarget import SPEC_091_EXT
+
+    from amqgen.amqp0.lower import load_spec
+    from amqgen.naming import Naming
+
+    defined = {f"{c.get('name')}.{m.get('name')}" for c in ET.parse(SPEC_091_EXT).getroot().iter("class")
+               for m in c.iter("method")}
+    hook_path = ROOT / "templates" / "java" / "hook.py"
+    source = hook_path.read_text()
+    assert not [n for n in defined if f'"{n}"' in source]
+    spec_ = importlib.util.spec_from_file_location("java_hook_w36d", hook_path)
+    assert spec_ is not None and spec_.loader is not None
+    hook = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(hook)
+    spec = load_spec(SPEC_091_EXT)
+    lc = hook._lifecycle(spec, Naming("java"))
+    kinds = {m: hook._kind(Naming("java"), m) for m in defined}
+    expected = {"open": "connection.open", "ch_open_ok": "channel.open-ok", "deliver": "basic.deliver",
+                "consume_ok": "basic.consume-ok", "cancel": "basic.cancel", "ack": "basic.ack",
+                "confirm": "confirm.select", "flow": "channel.flow", "close": "connection.close"}
+    for key, method in expected.items():
+        assert lc[key] is not None and lc[key]["kind"] == kinds[method], (key, lc[key])
+    assert lc["flow"]["active"] and lc["deliver"]["consumer_tag"] and lc["tune_ok"]["heartbeat"]

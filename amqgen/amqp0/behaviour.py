@@ -117,19 +117,24 @@ class Lifecycle:
 
 @dataclass(frozen=True)
 class ClientRoles:
-    """The methods a client API is written around (None where the spec has none): the login and open it answers
-    for the caller, the channel it opens and closes, the content it publishes and is delivered, and the answers to
-    a delivery. The Python clients read them; a C or Java client reads the same."""
+    """The methods a client is written around beyond the engine's Lifecycle (None where the spec has none): the
+    greeting and login it answers for the caller, the open of the virtual host and of a channel, the content it
+    publishes and is delivered, the consumer's start and cancel (the server may send the cancel where the spec
+    lets it), and the answers to a delivery. The Python clients and the Java engine read them; Lifecycle keeps
+    the tuning, the close and flow handshakes and the confirms, so the engines that read Lifecycle.roles() are
+    as they were."""
 
-    start: str | None  # the server's greeting, answered by start_ok (the login)
-    start_ok: str | None
-    tune: str | None  # the server's limits, answered by tune-ok and then open
-    open: str | None  # the virtual host's open
-    channel_open: str | None
-    channel_close: str | None
-    publish: str | None
-    deliver: str | None  # a consumer's message, pushed by the server
-    consumer_cancel: str | None  # the server cancels a consumer
+    start: str | None  # the server's greeting: the mechanisms and locales offered
+    start_ok: str | None  # the client's choice and its response (the login)
+    connection_open: str | None  # the virtual host asked for
+    connection_open_ok: str | None
+    channel_open_ok: str | None
+    publish: str | None  # the content method a client publishes with (Lifecycle.publish is it where confirms are)
+    deliver: str | None  # a consumer's message, pushed by the server, by consumer tag
+    consume: str | None
+    consume_ok: str | None
+    cancel: str | None  # ends a consumer: sent by the client, or by the server where the spec lets it
+    cancel_ok: str | None
     delivery_ack: str | None  # the client settles a delivery
     delivery_reject: str | None
 
@@ -146,7 +151,7 @@ class BehaviourPlan:
     lifecycle: Lifecycle
     from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
-    client: ClientRoles
+    client: ClientRoles  # the roles a client needs beyond the lifecycle
 
 
 #: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
@@ -349,9 +354,10 @@ def _client_roles(by_name: dict[str, Method]) -> ClientRoles:
 
     conn, chan = CONNECTION_CLASS, CHANNEL_CLASS
     return ClientRoles(
-        start=has(f"{conn}.start"), start_ok=has(f"{conn}.start-ok"), tune=has(f"{conn}.tune"),
-        open=has(f"{conn}.open"), channel_open=has(f"{chan}.open"), channel_close=has(f"{chan}.close"),
-        publish=has("basic.publish"), deliver=has("basic.deliver"), consumer_cancel=has("basic.cancel"),
+        start=has(f"{conn}.start"), start_ok=has(f"{conn}.start-ok"), connection_open=has(f"{conn}.open"),
+        connection_open_ok=has(f"{conn}.open-ok"), channel_open_ok=has(f"{chan}.open-ok"),
+        publish=has("basic.publish"), deliver=has("basic.deliver"), consume=has("basic.consume"),
+        consume_ok=has("basic.consume-ok"), cancel=has("basic.cancel"), cancel_ok=has("basic.cancel-ok"),
         delivery_ack=has("basic.ack"), delivery_reject=has("basic.reject"))
 
 

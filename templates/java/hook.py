@@ -283,42 +283,47 @@ def _kind(naming: Any, full: str) -> str:
     return str(naming.constant(*full.split(".", 1)))
 
 
-def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
-    """LIFECYCLE FACTS COMPUTED HERE FOR NOW (to move onto amqgen.amqp0.behaviour once issue 32 lands): the
-    negotiation's limit fields (tune / tune-ok), the close methods' reason fields, channel.flow's active field,
-    publisher confirms (confirm.select, basic.ack / basic.nack and their delivery-tag and multiple fields), the
-    deliver / get-ok / return delivery tags and consumer tags the client dispatches by. A method or field the spec
-    lacks is None and the templates leave out what needs it."""
-    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+#: the template's key for each plan role (Lifecycle.roles() and ClientRoles.roles()), and the fields it reads of it
+_ROLE_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "start": ("start", ()), "start_ok": ("start_ok", ()),
+    "tune": ("tune", ("channel-max", "frame-max", "heartbeat")),
+    "tune_ok": ("tune_ok", ("channel-max", "frame-max", "heartbeat")),
+    "connection_open": ("open", ("virtual-host",)), "connection_open_ok": ("open_ok", ()),
+    "connection_close": ("close", ("reply-code", "reply-text", "class-id", "method-id")),
+    "connection_close_ok": ("close_ok", ()), "channel_open": ("ch_open", ()), "channel_open_ok": ("ch_open_ok", ()),
+    "channel_close": ("ch_close", ("reply-code", "reply-text", "class-id", "method-id")),
+    "channel_close_ok": ("ch_close_ok", ()), "confirm_select": ("confirm", ()),
+    "ack": ("ack", ("delivery-tag", "multiple")), "nack": ("nack", ("delivery-tag", "multiple")),
+    "publish": ("publish", ()), "deliver": ("deliver", ("consumer-tag", "delivery-tag")),
+    "consume": ("consume", ("consumer-tag",)), "consume_ok": ("consume_ok", ("consumer-tag",)),
+    "cancel": ("cancel", ("consumer-tag",)), "cancel_ok": ("cancel_ok", ("consumer-tag",)),
+}
 
-    def method(full: str, *fields: str) -> dict[str, Any] | None:
-        m = by_name.get(full)
+
+def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
+    """The plan's lifecycle and client roles (amqgen.amqp0.behaviour) in this target's names: each role's
+    MethodKind constant, record type and the accessors of the fields the templates read. A role the spec lacks,
+    or whose method lacks one of those fields, is None and the templates leave out what needs it."""
+    plan = behaviour_plan(spec)
+    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+    roles = {**plan.client.roles(), **plan.lifecycle.roles()}  # publish: the lifecycle's, the method a confirm counts
+
+    def method(full: str | None, fields: tuple[str, ...]) -> dict[str, Any] | None:
+        m = by_name.get(full) if full else None
         if m is None or any(f not in {x.name for x in m.fields} for f in fields):
             return None
-        return {"kind": _kind(naming, full), "cls": naming.type(*full.split(".", 1)),
+        return {"kind": _kind(naming, m.full_name), "cls": naming.type(*m.full_name.split(".", 1)),
                 **{f.replace("-", "_"): naming.member(f) for f in fields}}
 
-    close = ("reply-code", "reply-text", "class-id", "method-id")
-    tune = ("channel-max", "frame-max", "heartbeat")
-    return {
-        "start": method("connection.start"), "start_ok": method("connection.start-ok"),
-        "tune": method("connection.tune", *tune), "tune_ok": method("connection.tune-ok", *tune),
-        "open": method("connection.open", "virtual-host"), "open_ok": method("connection.open-ok"),
-        "close": method("connection.close", *close), "close_ok": method("connection.close-ok"),
-        "ch_open": method("channel.open"), "ch_open_ok": method("channel.open-ok"),
-        "ch_close": method("channel.close", *close), "ch_close_ok": method("channel.close-ok"),
-        "flow": method("channel.flow", "active"), "flow_ok": method("channel.flow-ok", "active"),
-        "confirm": method("confirm.select", "nowait"),
-        "ack": method("basic.ack", "delivery-tag", "multiple"),
-        "nack": method("basic.nack", "delivery-tag", "multiple"),
-        "publish": method("basic.publish"),
-        "deliver": method("basic.deliver", "consumer-tag", "delivery-tag"),
-        "consume": method("basic.consume", "consumer-tag"),
-        "consume_ok": method("basic.consume-ok", "consumer-tag"),
-        "cancel": method("basic.cancel", "consumer-tag"),
-        "cancel_ok": method("basic.cancel-ok", "consumer-tag"),
-        "resource_error": next((c.value for c in spec.reply_codes if c.name == "resource-error"), FRAME_ERROR_CODE),
-    }
+    lc: dict[str, Any] = {key: method(roles.get(role), fields) for role, (key, fields) in _ROLE_KEYS.items()}
+    # channel.flow's bit is the plan's flow_field (both flow and flow-ok carry it)
+    flow = (plan.lifecycle.flow_field,) if plan.lifecycle.flow_field else None
+    lc["flow"] = method(plan.lifecycle.flow, flow) if flow else None
+    lc["flow_ok"] = method(plan.lifecycle.flow_ok, flow) if flow else None
+    if lc["flow"] and plan.lifecycle.flow_field:
+        lc["flow"]["active"] = naming.member(plan.lifecycle.flow_field)
+    lc["resource_error"] = next((c.value for c in spec.reply_codes if c.name == "resource-error"), FRAME_ERROR_CODE)
+    return lc
 
 
 def engine_context(spec: Any, naming: Any) -> dict[str, Any]:

@@ -510,7 +510,8 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     bplan = behaviour_plan(spec)
     life = bplan.lifecycle
     # the generated clients (client_core, client, aio) are written around the behaviour plan's client roles
-    client_roles = bplan.client.roles()
+    # (with the lifecycle's tuning and channel open and close, which they drive too)
+    client_roles = {**{r: life.roles()[r] for r in ("tune", "channel_open", "channel_close")}, **bplan.client.roles()}
     engine_keys = {naming.constant(role): keys[name] if name else "None" for role, name in life.roles().items()}
     reopen_rule = life.reopen_rule
     return {
