@@ -299,3 +299,22 @@ def test_a_protocol_header_mid_stream_is_refused(amqp10: ModuleType) -> None:
     got = amqp10.FrameReader().feed(sasl)
     assert [type(f).__name__ for f in got] == ["ProtocolHeader", "Frame", "ProtocolHeader", "Frame"]
     assert len(ref.read_frames(sasl)) == 4
+
+
+def test_a_server_allows_the_header_after_the_outcome_it_wrote(amqp10: ModuleType) -> None:
+    # A SASL server reads sasl-init and writes the outcome; its reader never sees that outcome, so the engine says
+    # so through FrameReader.allow_header() (before: the engine set the reader's private flag)
+    init = b"AMQP\x03\x01\x00\x00" + amqp10.encode_frame(amqp10.SaslInit(mechanism=amqp10.Symbol("ANONYMOUS")))
+    header = b"AMQP\x00\x01\x00\x00"
+    refused = amqp10.FrameReader()
+    refused.feed(init)
+    with pytest.raises(amqp10.DecodeError) as e:
+        refused.feed(header)
+    assert e.value.kind == "protocol-header"
+    reader = amqp10.FrameReader()
+    reader.feed(init)
+    reader.allow_header()
+    got = reader.feed(header + amqp10.encode_frame(amqp10.Open(container_id="c")))
+    assert [type(f).__name__ for f in got] == ["ProtocolHeader", "Frame"] and got[0].protocol_id == 0
+    with pytest.raises(amqp10.DecodeError):  # once: a second header is misplaced again
+        reader.feed(header)
