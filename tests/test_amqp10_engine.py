@@ -126,6 +126,37 @@ TRANSFER = bytes([0x00, 0x53, 0x14, 0xC0, 0x07, 0x03, 0x43, 0x52, 0x07, 0xA0, 0x
 FLOW_BAD_HANDLE = bytes([0x00, 0x53, 0x13, 0xC0, 0x09, 0x05, 0x43, 0x52, 0x0A, 0x43, 0x52, 0x0A, 0x52, 0x09])
 
 
+def disposition(role: bool, first: int, last: int) -> bytes:
+    """A settled disposition (0x15) by hand: role (true: receiver), first, last as uint, settled true."""
+    body = bytes([0x41 if role else 0x42, 0x70]) + first.to_bytes(4, "big") + b"\x70" + last.to_bytes(4, "big")
+    body += b"\x41"
+    return bytes([0x00, 0x53, 0x15, 0xC0, len(body) + 1, 4]) + body
+
+
+def test_a_disposition_over_every_id_touches_only_the_deliveries_held(eng: ModuleType) -> None:
+    """A peer's range is up to 2**32 ids: each end looks only at the deliveries it holds unsettled (as sender and
+    as receiver), so a hostile 0..2**32-1 costs what it holds, and settles each once; ids wrap (2.6.12)."""
+    c, s, ch, sch, h, sh = linked(eng)
+    s.flow(sch, sh, 3)
+    pump(c, s)
+    for tag in (b"a", b"b", b"c"):
+        c.send(ch, h, b"m", tag)
+    got = [e for side, e in pump(c, s) if side == "s"]
+    assert [e.delivery_id for e in got] == [0, 1, 2]
+    # to the sender: the receiver settles 2..1 (wrapping through 2**32-1 and 0), all but nothing left out
+    c.receive_data(frame(disposition(True, 2, 1), sch))
+    settled = list(iter(c.next_event, None))
+    assert [(type(e).__name__, e.delivery_id, e.tag) for e in settled] == [
+        ("Settled", 2, b"c"), ("Settled", 0, b"a"), ("Settled", 1, b"b")]
+    c.receive_data(frame(disposition(True, 0, 0xFFFFFFFF), sch))
+    assert list(iter(c.next_event, None)) == []  # settled once: forgotten
+    # to the receiver: the sender settles every id; only the three it received unsettled are reported
+    s.receive_data(frame(disposition(False, 0, 0xFFFFFFFF), ch))
+    assert [(e.delivery_id, e.handle) for e in iter(s.next_event, None)] == [(0, sh), (1, sh), (2, sh)]
+    s.receive_data(frame(disposition(False, 0, 0xFFFFFFFF), ch))
+    assert list(iter(s.next_event, None)) == []
+
+
 def test_peer_violations_give_one_event_and_the_spec_condition(eng: ModuleType) -> None:
     _, s, ch, *_ = linked(eng)
     s.receive_data(frame(TRANSFER, ch))  # no credit granted: 2.6.7
