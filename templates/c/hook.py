@@ -455,16 +455,30 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
             "closes": {None: 0, "connection": 1, "channel": 2}[mb.closes],
             "reply_start": start, "reply_count": len(replies) - start,
             "no_wait": naming.member(mb.no_wait) if mb.no_wait else None, "member": cm.member, "struct": cm.struct,
-            "reply": bool(mb.answers)})
+            "reply": bool(mb.answers), "negotiation": mb.negotiation})
+    # the connection's negotiation in order, as the Python engine's NEGOTIATION (sender bit, method, repeats)
+    steps = [{"sender": 2 if st.sender == "server" else 1, "const": by_name[st.method].const if st.method else "0",
+              "repeats": st.repeats, "name": st.method or "protocol header"} for st in plan.negotiation]
     lc = plan.lifecycle
     # every role, None where the spec lacks its method (the templates test them)
     roles: dict[str, Any] = {k: None for k, v in vars(lc).items() if v is None or isinstance(v, str)}
     roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
               for role, name in lc.roles().items() if name is not None}
     codes = {v.kind: v.code or 0 for v in plan.violations}
-    # the methods the client's handshake and publish name (every 0-x spec has them)
-    named = {n: by_name[n].const for n in ("connection.start", "connection.start-ok", "connection.open",
-                                          "basic.publish") if n in by_name}
-    return {"rows": rows, "replies": replies or ["0"], "roles": roles, "codes": codes, "named": named,
+    # -- issue 33: the blocking client's handshake roles, read off the behaviour plan (no method named by hand):
+    # the server's first negotiation step (start), the client's answer to it (start-ok), and the request the
+    # method that opens the connection answers (open); publish is the lifecycle's, else (a spec without confirms)
+    # the first content method only the client sends
+    first = next((i for i, st in enumerate(plan.negotiation) if st.sender == "server" and st.method), None)
+    answer = None if first is None else next(
+        (st.method for st in plan.negotiation[first + 1:] if st.sender == "client" and st.method), None)
+    opener = next((mb for mb in plan.methods if mb.opens == "connection"), None)
+    handshake = {"start": None if first is None else plan.negotiation[first].method, "start_ok": answer,
+                 "open": opener.answers[0] if opener is not None and opener.answers else None,
+                 "publish": lc.publish or next((mb.method for mb in plan.methods
+                                                if mb.content and set(mb.senders) == {"client"}), None)}
+    roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
+              if name is not None and name in by_name else None for role, name in handshake.items()}
+    return {"rows": rows, "replies": replies or ["0"], "steps": steps, "roles": roles, "codes": codes,
             "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
             "m": naming.member}

@@ -1,0 +1,188 @@
+"""Streams for the differential test, recorded from the Python engine's client and server roles talking to each
+other (README.md here has the stream format). Only the client's side goes into the stream: its calls, and the
+server's bytes as ``recv`` lines; the replay then feeds one engine with them, as a socket would."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+
+class Recorder:
+    """A client and a server engine wired together; every step of the client is a stream line."""
+
+    def __init__(self, engine: ModuleType, channel_max: int = 32, frame_max: int = 4096, heartbeat: int = 1,
+                 server: tuple[int, int, int] = (2047, 131072, 60)) -> None:
+        pkg = engine.__name__.rpartition(".")[0]
+        self.engine = engine
+        self.methods = importlib.import_module(f"{pkg}.methods").METHODS_BY_NAME
+        self.encode = importlib.import_module(f"{pkg}.methods").encode_method
+        self.properties = importlib.import_module(f"{pkg}.properties").PROPERTIES
+        self.cli = engine.Connection("client", channel_max=channel_max, frame_max=frame_max, heartbeat=heartbeat)
+        self.srv = engine.Connection("server", channel_max=server[0], frame_max=server[1], heartbeat=server[2])
+        self.server_limits = server
+        self.lines = [f"client {channel_max} {frame_max} {heartbeat}"]
+        self.tune: Any = None
+
+    def m(self, name: str, **fields: Any) -> Any:
+        return self.methods[name](**fields)
+
+    def _pump(self) -> None:
+        """The client's bytes to the server, and what the server engine answers itself (close-ok) back; the
+        client's events are the replay's business, dropped here."""
+        while self.cli.next_event() is not None:
+            pass
+        out = self.cli.data_to_send()
+        if out:
+            self.srv.receive_data(out)
+            while self.srv.next_event() is not None:
+                pass
+            answer = self.srv.data_to_send()
+            if answer:
+                self.deliver(answer)
+
+    def initiate(self) -> None:
+        self.lines.append("initiate")
+        self.cli.initiate()
+        self._pump()
+
+    def send(self, channel: int, method: Any) -> None:
+        self.lines.append(f"send {channel} {self.encode(method).hex()}")
+        self.cli.send(channel, method)
+        self._pump()
+
+    def publish(self, channel: int, method: Any, body: bytes, **props: Any) -> None:
+        p = self.properties[method.CLASS_ID](**props)
+        header = method.CLASS_ID.to_bytes(2, "big") + bytes(2) + len(body).to_bytes(8, "big") + p.encode()
+        self.lines.append(f"publish {channel} {self.encode(method).hex()} {header.hex()} {body.hex() or '-'}")
+        self.cli.send(channel, method, p, body)
+        self._pump()
+
+    def close(self, code: int = 200, text: str = "bye") -> None:
+        self.lines.append(f"close {code} {text.encode().hex() or '-'}")
+        self.cli.close(code, text)
+        self._pump()
+
+    def tick(self, ms: int) -> None:
+        self.lines.append(f"tick {ms}")
+        self.cli.tick(ms / 1000)
+        self._pump()
+
+    def server(self, channel: int, name: str, body: bytes | None = None, **fields: Any) -> None:
+        """The server sends a method (with content when ``body`` is given); the client receives its bytes."""
+        method = self.m(name, **fields)
+        if body is None:
+            self.srv.send(channel, method)
+        else:
+            self.srv.send(channel, method, self.properties[method.CLASS_ID](content_type="text/plain"), body)
+        self.deliver(self.srv.data_to_send())
+
+    def deliver(self, data: bytes) -> None:
+        self.lines.append(f"recv {data.hex()}")
+        self.cli.receive_data(data)
+        self._pump()
+
+    def eof(self) -> None:
+        self.lines.append("eof")
+        self.cli.receive_data(b"")
+
+    def handshake(self) -> None:
+        self.initiate()
+        self.server(0, "connection.start", version_major=0, version_minor=9, server_properties={"product": "x"},
+                    mechanisms=b"PLAIN", locales=b"en_US")
+        self.send(0, self.m("connection.start-ok", client_properties={"product": "diff"}, mechanism="PLAIN",
+                            response=b"\0guest\0guest", locale="en_US"))
+        cm, fm, hb = self.server_limits
+        self.server(0, "connection.tune", channel_max=cm, frame_max=fm, heartbeat=hb)
+        self.send(0, self.engine.tune_ok_for(self.m("connection.tune", channel_max=cm, frame_max=fm, heartbeat=hb),
+                                             self.cli))
+        self.send(0, self.m("connection.open", virtual_host="/"))
+        self.server(0, "connection.open-ok")
+
+    def open_channel(self, ch: int) -> None:
+        self.send(ch, self.m("channel.open"))
+        self.server(ch, "channel.open-ok")
+
+
+def full_session(engine: ModuleType, big: int = 9000) -> list[str]:
+    """The scenario list's conversation: handshake, confirms (acks single and multiple, a nack, a return), a
+    consumer with deliveries over frame_max and acks, qos, get and get-empty, tx, channel.flow, a channel closed
+    by the server (404) and reopened, our channel close, a server-sent basic.cancel, heartbeats through an idle
+    stretch, our clean close, the end of the stream."""
+    r = Recorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.send(1, r.m("confirm.select"))
+    r.server(1, "confirm.select-ok")
+    r.send(1, r.m("queue.declare", queue="q-diff", exclusive=True))
+    r.server(1, "queue.declare-ok", queue="q-diff", message_count=0, consumer_count=0)
+    for i, size in enumerate((10, big, 0, 300)):
+        r.publish(1, r.m("basic.publish", routing_key="q-diff", mandatory=i == 3), bytes(range(256)) * (size // 256)
+                  + bytes(size % 256), content_type="application/octet-stream", headers={"i": i}, priority=i)
+    r.server(1, "basic.ack", delivery_tag=1)
+    r.server(1, "basic.nack", delivery_tag=2, requeue=False)
+    r.server(1, "basic.return", b"returned", reply_code=312, reply_text="NO_ROUTE", exchange="",
+             routing_key="q-diff")
+    r.server(1, "basic.ack", delivery_tag=4, multiple=True)
+    r.send(1, r.m("basic.qos", prefetch_count=10))
+    r.server(1, "basic.qos-ok")
+    r.send(1, r.m("basic.consume", queue="q-diff", consumer_tag="c1"))
+    r.server(1, "basic.consume-ok", consumer_tag="c1")
+    for tag, body in ((1, b"small"), (2, b"x" * big), (3, b"")):
+        r.server(1, "basic.deliver", body, consumer_tag="c1", delivery_tag=tag, exchange="", routing_key="q-diff")
+    r.send(1, r.m("basic.ack", delivery_tag=3, multiple=True))
+    r.server(1, "channel.flow", active=False)
+    r.server(1, "channel.flow", active=True)
+    r.open_channel(2)
+    r.send(2, r.m("basic.get", queue="q-diff"))
+    r.server(2, "basic.get-empty")
+    r.send(2, r.m("basic.get", queue="q-diff"))
+    r.server(2, "basic.get-ok", b"got", delivery_tag=1, exchange="", routing_key="q-diff", message_count=0)
+    r.send(2, r.m("tx.select"))
+    r.server(2, "tx.select-ok")
+    r.send(2, r.m("basic.ack", delivery_tag=1))
+    r.send(2, r.m("tx.rollback"))
+    r.server(2, "tx.rollback-ok")
+    r.send(2, r.m("tx.commit"))
+    r.server(2, "tx.commit-ok")
+    r.send(2, r.m("queue.declare", queue="nope", passive=True))
+    r.server(2, "channel.close", reply_code=404, reply_text="NOT_FOUND - no queue 'nope'", class_id=50,
+             method_id=10)
+    r.open_channel(2)
+    r.open_channel(3)
+    r.send(3, r.m("channel.close", reply_code=200, reply_text="done"))  # the server engine answers it
+    r.server(1, "basic.cancel", consumer_tag="c1", no_wait=True)
+    for t in range(0, 3001, 500):  # heartbeat 1 s: beats both ways through an idle stretch
+        r.tick(10_000 + t)
+        if t % 1000 == 0:
+            r.deliver(bytes.fromhex("08000000000000ce"))
+    r.close()  # the server engine answers it
+    r.eof()
+    return r.lines
+
+
+def server_closes(engine: ModuleType) -> list[str]:
+    """The server closes the connection (a forced close: 320); the client answers, the stream ends."""
+    r = Recorder(engine, heartbeat=0)
+    r.handshake()
+    r.open_channel(1)
+    r.send(1, r.m("confirm.select"))
+    r.server(1, "confirm.select-ok")
+    r.publish(1, r.m("basic.publish", routing_key="q"), b"pending")
+    r.server(0, "connection.close", reply_code=320, reply_text="CONNECTION_FORCED - closed via management plugin")
+    r.eof()
+    return r.lines
+
+
+def peer_silent(engine: ModuleType) -> list[str]:
+    """The server goes quiet: our heartbeats go out, then PeerSilent after two intervals, then the end."""
+    r = Recorder(engine, heartbeat=2, server=(2047, 131072, 2))
+    r.handshake()
+    for t in range(0, 6001, 1000):
+        r.tick(50_000 + t)
+    r.eof()
+    return r.lines
+
+
+SCENARIOS = {"full_session": full_session, "server_closes": server_closes, "peer_silent": peer_silent}

@@ -1,0 +1,161 @@
+"""The same engine twice: the C engine (rendered `--lang c`) and the Python engine (the rendered python package's
+``engine``) are fed the same byte streams and must give the same canonical event log (event kind, channel, the
+method's and properties' octets re-encoded, key fields, reply codes, each refusal of a local call) and the same
+bytes out after every step. tests/engine_diff/README.md has the stream format, the log format and what the log
+leaves out; driver.c is the C side (built with ASan and UBSan), pydriver.py the Python side.
+
+Streams: conversations recorded from the Python engine's client and server roles talking to each other
+(streams.py: the scenario list's session, a server-forced close, a silent peer), then hypothesis-made ones from
+them (derandomized, bounded): the server's bytes re-cut at random points (legal), and hostile ones (bytes flipped,
+inserted, deleted or cut short before the end of the stream; a caller's line dropped or repeated).
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "c"))
+sys.path.insert(0, str(HERE / "engine_diff"))
+import cbuild
+import pydriver
+import streams
+
+FLAGS = (*cbuild.WARN, "-O1", "-g", *cbuild.SANITIZE)
+
+
+@pytest.fixture(scope="module")
+def engine(amqp091: ModuleType) -> ModuleType:
+    return importlib.import_module(f"{amqp091.__name__}.engine")
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """driver.c linked with the rendered C library, compiled once."""
+    tree = cbuild.render(tmp_path_factory.mktemp("engine-diff") / "gen")
+    exe = tree.parent / "driver"
+    proc = subprocess.run([cbuild.tool("clang"), *FLAGS, "-I", str(tree / "include"), "-I", str(tree / "src"),
+                           str(HERE / "engine_diff" / "driver.c"), *cbuild.library_sources(tree), "-o", str(exe)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return exe
+
+
+@pytest.fixture(scope="module")
+def recorded(engine: ModuleType) -> dict[str, list[str]]:
+    return {name: make(engine) for name, make in streams.SCENARIOS.items()}
+
+
+def c_log(driver: Path, lines: list[str]) -> list[str]:
+    proc = subprocess.run([str(driver)], input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0 and not proc.stderr, f"C driver: exit {proc.returncode} {proc.stderr[-3000:]}"
+    return proc.stdout.splitlines()
+
+
+def limit_cut(log: list[str]) -> list[str]:
+    """The log up to the C engine's own storage limit (a protocol error with code 0: a message over msg_cap,
+    which the Python engine, assembling in its heap, does not have): past it the two legitimately differ."""
+    return log[:log.index("ev protocol-error 0") + 1] if "ev protocol-error 0" in log else log
+
+
+def same(engine: ModuleType, driver: Path, lines: list[str]) -> list[str]:
+    """Both logs of a stream; fails at the first line they differ, with the stream's step."""
+    py = pydriver.run(engine, lines)
+    c = c_log(driver, lines)
+    if "ev protocol-error 0" in c:
+        c = limit_cut(c)
+        py = py[:len(c) - 1] + c[len(c) - 1:] if len(py) >= len(c) else py
+    for i, (a, b) in enumerate(zip(py, c, strict=False)):
+        if a != b:
+            steps = [x for x in py[:i] if x.startswith("> ")]
+            raise AssertionError(f"logs differ at line {i} (step {len(steps)}): python {a[:200]!r} / c {b[:200]!r}")
+    assert len(py) == len(c), f"python log {len(py)} lines, C log {len(c)}: {(py if len(py) > len(c) else c)[-3:]}"
+    return py
+
+
+@pytest.mark.parametrize("name", sorted(streams.SCENARIOS))
+def test_recorded_conversations(engine: ModuleType, driver: Path, recorded: dict[str, list[str]],
+                                name: str) -> None:
+    log = same(engine, driver, recorded[name])
+    # the log is not empty agreement: each conversation ends where it must
+    want = {"full_session": "ev lost 1", "server_closes": "ev lost 1", "peer_silent": "ev lost 0"}[name]
+    assert log[-1] == want, log[-5:]
+    assert "ev protocol-error" not in "\n".join(log), [x for x in log if "protocol-error" in x]
+    if name == "full_session":
+        kinds = {x.split()[1] for x in log if x.startswith("ev ")}
+        assert kinds >= {"method", "message", "returned", "negotiated", "opened", "channel-closed",
+                         "connection-closed", "acked", "nacked", "lost"}, kinds
+        assert "ev channel-closed 2 404" in log and "ev channel-closed 3 200" in log
+        assert log.count("out 08000000000000ce") >= 2  # the engine's heartbeats through the idle stretch
+    if name == "peer_silent":
+        assert "ev silent" in log
+
+
+def recuts(lines: list[str], cuts: list[int]) -> list[str]:
+    """The same stream with every ``recv`` cut in pieces at the given points (taken modulo its length)."""
+    out, k = [], 0
+    for line in lines:
+        if not line.startswith("recv "):
+            out.append(line)
+            continue
+        data = bytes.fromhex(line[5:])
+        points = sorted({cuts[(k + j) % len(cuts)] % len(data) for j in range(3)} - {0}) if cuts else []
+        k += 1
+        for a, b in zip([0, *points], [*points, len(data)], strict=True):
+            out.append(f"recv {data[a:b].hex()}")
+    return out
+
+
+SETTINGS = settings(max_examples=120, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(streams.SCENARIOS)), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
+def test_legal_streams_cut_anywhere(engine: ModuleType, driver: Path, recorded: dict[str, list[str]], name: str,
+                                    cuts: list[int]) -> None:
+    log = same(engine, driver, recuts(recorded[name], cuts))
+    assert "ev protocol-error" not in "\n".join(log)
+
+
+def mutate(lines: list[str], op: str, where: int, at: int, data: bytes) -> list[str]:
+    """One hostile change: to the server's bytes (flip, insert, delete, cut short) or the caller's lines (drop,
+    repeat). ``where`` picks the line, ``at`` the offset."""
+    out = list(lines)
+    if op in ("drop", "repeat"):
+        i = 1 + where % (len(out) - 1)
+        out[i:i + 1] = [] if op == "drop" else [out[i], out[i]]
+        return out
+    recvs = [i for i, x in enumerate(out) if x.startswith("recv ")]
+    i = recvs[where % len(recvs)]
+    b = bytearray.fromhex(out[i][5:])
+    at %= len(b)
+    if op == "flip":
+        b[at] = (b[at] ^ (data[0] if data else 0xFF)) or 0x01
+    elif op == "insert":
+        b[at:at] = data or b"\x00"
+    elif op == "delete":
+        del b[at:at + max(1, len(data))]
+    else:  # cut: the stream ends inside this recv
+        out[i + 1:] = ["eof"]
+        del b[at:]
+    out[i] = f"recv {b.hex() or '-'}"
+    return out
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(streams.SCENARIOS)),
+       op=st.sampled_from(["flip", "insert", "delete", "cut", "drop", "repeat"]),
+       where=st.integers(0, 1000), at=st.integers(0, 1 << 16), data=st.binary(max_size=12))
+def test_hostile_streams(engine: ModuleType, driver: Path, recorded: dict[str, list[str]], name: str, op: str,
+                         where: int, at: int, data: bytes) -> None:
+    same(engine, driver, mutate(recorded[name], op, where, at, data))
