@@ -465,6 +465,14 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
     roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
               for role, name in lc.roles().items() if name is not None}
     codes = {v.kind: v.code or 0 for v in plan.violations}
+    # the blocking client's handshake and publish: the plan's client roles (publish: the lifecycle's where
+    # confirms count it, else the client's content method)
+    cr = plan.client
+    handshake = {"start": cr.start, "start_ok": cr.start_ok, "open": cr.connection_open,
+                 "publish": lc.publish or cr.publish}
+    roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
+              for role, name in lc.roles().items() if name is not None}
+    codes = {v.kind: v.code or 0 for v in plan.violations}
     # -- issue 33: the blocking client's handshake roles, read off the behaviour plan (no method named by hand):
     # the server's first negotiation step (start), the client's answer to it (start-ok), and the request the
     # method that opens the connection answers (open); publish is the lifecycle's, else (a spec without confirms)
