@@ -21,6 +21,19 @@ def envelope(spec: Origin, described: dict[str, Any]) -> dict[str, Any]:
             "spec": described}
 
 
+class CaseBuilder:
+    """The base of each family's corpus builder: the ids of a document's cases, each used once."""
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+
+    def _id(self, text: str) -> str:
+        if text in self.ids:
+            raise AssertionError(f"duplicate case id {text}")  # a builder bug, never the user's input
+        self.ids.add(text)
+        return text
+
+
 def dumps(doc: dict[str, Any]) -> str:
     """Deterministic text: the header keys one per line, then one case per line."""
     lines = ["{"]

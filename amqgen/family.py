@@ -86,11 +86,15 @@ class Family(Protocol):
         """The (class, method) pairs an output with fan-out ``per`` is rendered for ((None, None): once)."""
 
 
+#: the 0-8 / 0-9 / 0-9-1 family, for the commands that read it alone (traffic)
+AMQP0: Family = amqgen.amqp0.family.FAMILY
+
+
 def family_of_model(spec: Model) -> Family:
     """The family of a loaded spec (render takes the model alone)."""
-    return amqgen.amqp10.family.FAMILY if spec.family == amqgen.amqp10.model.FAMILY else amqgen.amqp0.family.FAMILY
+    return amqgen.amqp10.family.FAMILY if spec.family == amqgen.amqp10.model.FAMILY else AMQP0
 
 
 def family_of(path: Path) -> Family:
     """The family of a spec path: a folder holding the 1.0 file set is AMQP 1.0, anything else 0-x."""
-    return amqgen.amqp10.family.FAMILY if amqgen.amqp10.loader.is_amqp10(path) else amqgen.amqp0.family.FAMILY
+    return amqgen.amqp10.family.FAMILY if amqgen.amqp10.loader.is_amqp10(path) else AMQP0

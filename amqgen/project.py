@@ -28,11 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .amqp0.family import FAMILY as AMQP0
-from .amqp0.lower import load_spec
-from .amqp0.model import Spec
 from .errors import Location, UsageError
-from .family import Family, Model, family_of
+from .family import AMQP0, Family, Model, family_of
 from .specs import resolve, resolve_overlay
 
 PROJECT_FILE = "amqgen.toml"
@@ -173,11 +170,11 @@ class SpecChoice:
         family = family_of(spec)
         return family, family.load(spec, overlays, strict or project_strict)
 
-    def load(self, strict: bool = False) -> Spec:
-        """The spec, for a command that reads the 0-x families only (traffic)."""
+    def load(self, strict: bool = False) -> Any:
+        """The 0-x model (amqgen.amqp0.model.Spec), for a command that reads the 0-x families only (traffic)."""
         spec, overlays, project_strict = self.files()
         if family_of(spec) is not AMQP0:
             raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate`, `inspect`, `vectors`, `docs`, "
                              "`diff` and `render --lang python` read it; this command reads the 0-8, 0-9 and 0-9-1 "
                              "families only, so far")
-        return load_spec(spec, strict=strict or project_strict, overlays=overlays)
+        return AMQP0.load(spec, overlays, strict or project_strict)

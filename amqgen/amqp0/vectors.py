@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ..corpus import FORMAT, VERSION, envelope
+from ..corpus import FORMAT, VERSION, CaseBuilder, envelope
 from ..errors import AmqgenError, UsageError
 from . import refcodec as ref
 from .model import Class, Field, Method, Spec
@@ -254,19 +254,13 @@ def _hex(b: bytes) -> str:
     return bytes(b).hex()
 
 
-class Builder:
+class Builder(CaseBuilder):
     def __init__(self, spec: Spec, dialect: str) -> None:
+        super().__init__()
         if dialect not in DIALECTS:
             raise UsageError(f"--dialect must be one of {', '.join(DIALECTS)}, not {dialect!r}")
         self.spec = spec
         self.dialect = dialect
-        self.ids: set[str] = set()
-
-    def _id(self, text: str) -> str:
-        if text in self.ids:
-            raise AssertionError(f"duplicate case id {text}")
-        self.ids.add(text)
-        return text
 
     # -- valid cases
     def methods(self) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ..corpus import FORMAT, VERSION, envelope
+from ..corpus import FORMAT, VERSION, CaseBuilder, envelope
 from ..errors import AmqgenError
 from . import refcodec as ref
 from . import wire
@@ -189,17 +189,11 @@ def _single(v: ref.Value) -> ref.Value:
     return Typed(v.type, v.items[0])
 
 
-class Builder:
+class Builder(CaseBuilder):
     def __init__(self, spec: Spec) -> None:
+        super().__init__()
         self.spec = spec
         self.c = ref.Composites(spec)
-        self.ids: set[str] = set()
-
-    def _id(self, text: str) -> str:
-        if text in self.ids:
-            raise AssertionError(f"duplicate case id {text}")
-        self.ids.add(text)
-        return text
 
     def values(self) -> list[dict[str, Any]]:
         out = []

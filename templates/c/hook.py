@@ -14,8 +14,10 @@ from amqgen.amqp0 import refcodec as ref
 from amqgen.amqp0.model import Class, Method
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import PATH_SYNTAX, SYNTAX_ERROR_CODE, template_data
+from amqgen.amqp0.targets import LARGEST, target_plan
+from amqgen.amqp0.targets import sample as target_sample
 from amqgen.amqp0.vectors import ERROR_KINDS, table_from_json
-from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
+from amqgen.amqp0.wire import FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH, TYPE_CODES
 from amqgen.errors import RenderError
 
 #: wire type -> C type of a struct member
@@ -28,9 +30,6 @@ FIXED = {"octet": "8", "short": "16", "long": "32", "longlong": "64", "timestamp
 #: wire type -> the code the decode-error locator's field tables use (methods.c: locate_field_)
 WIRE_CODE = {"octet": "o", "short": "s", "long": "l", "longlong": "L", "timestamp": "L", "shortstr": "S",
              "longstr": "X", "table": "F", "bit": "b"}
-#: the largest value of each integer wire type, as a C literal (round-trip tests)
-INT_MAX = {"octet": "255u", "short": "65535u", "long": "4294967295u", "longlong": "UINT64_MAX",
-           "timestamp": "UINT64_MAX"}
 #: what the rest of the pack declares at file scope besides spec names (suffixes after "P_" / "PU_")
 FIXED_FUNCTIONS = ("bytes", "table", "array", "decimal", "field_value", "table_iter", "table_writer", "frame",
                    "reader", "method", "content_header", "status_name", "method_name", "method_has_content",
@@ -184,13 +183,14 @@ class Planner:
 
 def sample(f: CField, case: str) -> str:
     """A C expression for a field's value in the round-trip tests: zero or its largest."""
-    if f.wire == "bit":
-        return "true" if case == "max" else "false"
-    if f.wire in FIXED:
-        return INT_MAX[f.wire] if case == "max" else "0"
-    if case != "max":
+    kind = target_sample(f.wire, case)
+    if kind == "largest":
+        return "UINT64_MAX" if LARGEST[f.wire] == 2**64 - 1 else f"{LARGEST[f.wire]}u"
+    if kind == "full":
+        return {"shortstr": "sample_shortstr", "longstr": "sample_longstr", "table": "sample_table"}[f.wire]
+    if kind == "empty":
         return "sample_empty_table" if f.wire == "table" else "sample_empty"
-    return {"shortstr": "sample_shortstr", "longstr": "sample_longstr", "table": "sample_table"}[f.wire]
+    return {"true": "true", "false": "false", "zero": "0"}[kind]
 
 
 def c_bytes(hexstr: str) -> str:
@@ -213,16 +213,16 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     planner = Planner(naming, prefix)
     methods = [planner.method(mp) for mp in codec.methods]
     props = [planner.properties(pp) for pp in codec.properties]
-    names = {c.name for c in spec.constants}
+    tp = target_plan(spec)
     constants = [{"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name}
                  for c in spec.constants]
     constants += [{"ident": naming.constant(k), "value": v, "doc": "", "name": k}
-                  for k, v in FRAME_DEFAULTS.items() if k not in names]
+                  for k, v in tp.missing_frame_constants]
     values = {k["name"]: k["value"] for k in constants}
     frame_types = [values[n] for n in ("frame-method", "frame-header", "frame-body", "frame-heartbeat")]
     if any(not 0 <= t < 32 for t in frame_types):  # frame_parse tests them as bits of a 32-bit mask
         raise RenderError(f"{spec.name}: frame types {frame_types}: the C target needs them in 0..31")
-    reply = [{"name": c.name, "value": c.value, "error_class": c.error_class} for c in spec.reply_codes]
+    reply = [{"name": r.name, "value": r.value, "error_class": r.error_class} for r in tp.replies]
     classes = [{"name": c.name, "index": c.index, "const": naming.constant("class", c.name)} for c in spec.classes]
     # Every file-scope identifier the spec gives must be unique, and distinct from the pack's own.
     seen: dict[str, str] = {}

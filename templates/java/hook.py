@@ -13,7 +13,9 @@ from typing import Any
 from amqgen.amqp0.behaviour import behaviour_plan
 from amqgen.amqp0.plan import codec_plan
 from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
-from amqgen.amqp0.wire import FRAME_DEFAULTS, FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
+from amqgen.amqp0.targets import LARGEST, anchor, target_plan
+from amqgen.amqp0.targets import sample as target_sample
+from amqgen.amqp0.wire import FRAME_OVERHEAD, HEADER_PREFIX, MAX_TABLE_DEPTH
 from amqgen.errors import RenderError
 from amqgen.naming import JAVA_RESERVED
 
@@ -37,8 +39,6 @@ FIXED: dict[str, tuple[str, str]] = {
     "longlong": ("i64", "put64"),
     "timestamp": ("i64", "put64"),
 }
-#: the largest value of each integer wire type, as a Java literal
-INT_MAX = {"octet": "255", "short": "65535", "long": "4294967295L", "longlong": "-1L", "timestamp": "-1L"}
 
 #: members of the Method and Properties interfaces (and of every record): a spec field may not take one
 RESERVED_MEMBERS = frozenset(
@@ -126,9 +126,9 @@ def _cap(ident: str) -> str:
 
 
 class Planner:
-    def __init__(self, naming: Any) -> None:
+    def __init__(self, spec: Any, naming: Any) -> None:
         self.naming = naming
-        self.regexps = 0
+        self.regexps = target_plan(spec).regexps
 
     def fields(self, model_fields: Any, where: str) -> list[JField]:
         out = []
@@ -168,35 +168,34 @@ class Planner:
         """The plan's checks (amqgen.amqp0.policy) with this target's field and pattern names."""
         by_name = {f.name: f for f in fields}
         out: list[dict[str, Any]] = []
-        for ch in mp.checks:
+        for ch, rx in zip(mp.checks, self.regexps[mp.method.full_name], strict=True):
             c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
-            if ch.pattern is not None:
-                self.regexps += 1
-                c["re"] = f"RE_{self.regexps}"
-                c["pattern"] = _anchor(ch.pattern)
-                c["portable"] = _anchor(ch.portable or ch.pattern)
+            if rx is not None:
+                c["re"] = f"RE_{rx.number}"
+                c["pattern"] = anchor(rx.pattern, "\\z")
+                c["portable"] = anchor(rx.portable, "\\z")
             out.append(c)
         return out
 
 
-def _anchor(pattern: str) -> str:
-    """A spec regexp's final ``$`` means end of input; Java's ``$`` also matches before a final
-    line terminator, so it becomes ``\\z``."""
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        return pattern[:-1] + "\\z"
-    return pattern
+def long_literal(value: int) -> str:
+    """An unsigned integer as a Java literal: int up to 2^31 - 1, then long, two's complement past 2^63 - 1."""
+    if value < 2**31:
+        return str(value)
+    return f"{value - 2**64 if value >= 2**63 else value}L"
 
 
 # -- test values (the conformance tests option) --------------------------------------------------------------
 def sample(f: JField, case: str) -> str:
     """A Java expression for a field's value in the round-trip tests: its default or its largest."""
-    if case != "max":
-        return f.default
-    if f.wire == "bit":
+    kind = target_sample(f.wire, case)
+    if kind == "true":
         return "true"
-    if f.wire in INT_MAX:
-        return INT_MAX[f.wire]
-    return {"shortstr": "Samples.SHORTSTR_MAX", "longstr": "Samples.LONGSTR_MAX", "table": "Samples.table()"}[f.wire]
+    if kind == "largest":
+        return long_literal(LARGEST[f.wire])
+    if kind == "full":
+        return {"shortstr": "Samples.SHORTSTR_MAX", "longstr": "Samples.LONGSTR_MAX", "table": "Samples.table()"}[f.wire]
+    return f.default
 
 
 def method_cases(jm: JMethod) -> list[list[str]]:
@@ -214,29 +213,26 @@ def method_cases(jm: JMethod) -> list[list[str]]:
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     package = check_package(options.get("package", ""))
     codec = codec_plan(spec)
-    planner = Planner(naming)
+    planner = Planner(spec, naming)
     methods = [planner.method(mp) for mp in codec.methods]
     props = [planner.properties(pp) for pp in codec.properties]
     clash = sorted({jm.cls for jm in methods} & FIXED_TYPES | {jp.cls for jp in props} & FIXED_TYPES)
     if clash:
         raise RenderError(f"{spec.name}: method or class names give Java types the package defines itself: {clash}")
-    constants = []
-    names = set()
-    for c in spec.constants:
-        constants.append({"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name})
-        names.add(c.name)
-    missing = [{"ident": naming.constant(k), "value": v} for k, v in FRAME_DEFAULTS.items() if k not in names]
-    reply = []
-    for c in spec.reply_codes:
-        reply.append({
-            "name": c.name,
-            "const": naming.constant(c.name),
-            "value": c.value,
-            "error_class": c.error_class,
-            "cls": naming.type(c.name, "exception") if c.error_class else None,
-            "doc": c.doc or c.name,
-        })
-    frame_error = next((r for r in reply if r["value"] == FRAME_ERROR_CODE and r["error_class"] == "hard"), None)
+    tp = target_plan(spec)
+    constants = [{"ident": naming.constant(c.name), "value": c.value, "doc": c.doc, "name": c.name}
+                 for c in spec.constants]
+    missing = [{"ident": naming.constant(k), "value": v} for k, v in tp.missing_frame_constants]
+    reply = [{
+        "name": r.name,
+        "const": naming.constant(r.name),
+        "value": r.value,
+        "error_class": r.error_class,
+        "cls": naming.type(r.name, "exception") if r.error_class else None,
+        "doc": r.doc,
+        "frame_error": r.frame_error,
+    } for r in tp.replies]
+    frame_error = next((r for r in reply if r["frame_error"] and r["error_class"] == "hard"), None)
     return {
         "engine": engine_context(spec, naming),
         "java": {

@@ -15,8 +15,9 @@ from typing import Any
 
 from amqgen.amqp0.behaviour import behaviour_plan
 from amqgen.amqp0.plan import codec_plan
-from amqgen.amqp0.policy import FRAME_ERROR_CODE, SYNTAX_ERROR_CODE, template_data
-from amqgen.amqp0.wire import FRAME_DEFAULTS
+from amqgen.amqp0.policy import template_data
+from amqgen.amqp0.targets import LARGEST, anchor, target_plan
+from amqgen.amqp0.targets import sample as target_sample
 from amqgen.errors import RenderError
 
 #: the struct format character of an unsigned big-endian integer of each size, and back
@@ -44,7 +45,6 @@ DEFAULT = {
     "longstr": 'b""',
     "table": "None",
 }
-INT_MAX = {"octet": 2**8 - 1, "short": 2**16 - 1, "long": 2**32 - 1, "longlong": 2**64 - 1, "timestamp": 2**64 - 1}
 
 #: exception classes exceptions.py defines itself (a reply code must not take one of these names)
 FIXED_EXCEPTIONS = frozenset(
@@ -193,7 +193,7 @@ class Planner:
         self.codec = codec_plan(spec)
         self.naming = naming
         self.structs = Structs()
-        self.regexps = 0
+        self.regexps = target_plan(spec).regexps
 
     def fields(self, model_fields: Any) -> list[PyField]:
         out = []
@@ -370,23 +370,14 @@ class Planner:
     def checks(self, mp: Any, by_name: dict[str, PyField]) -> list[dict[str, Any]]:
         """The plan's checks (amqgen.amqp0.policy) with this target's field and regexp names."""
         out: list[dict[str, Any]] = []
-        for ch in mp.checks:
+        for ch, rx in zip(mp.checks, self.regexps[mp.method.full_name], strict=True):
             c: dict[str, Any] = template_data(ch, by_name[ch.field.name])
-            if ch.pattern is not None:
-                self.regexps += 1
-                c["re"] = f"_RE_{self.regexps}"
-                c["pattern"] = _anchor(ch.pattern)
-                c["portable"] = _anchor(ch.portable or ch.pattern)
+            if rx is not None:
+                c["re"] = f"_RE_{rx.number}"
+                c["pattern"] = anchor(rx.pattern, "\\Z")
+                c["portable"] = anchor(rx.portable, "\\Z")
             out.append(c)
         return out
-
-
-def _anchor(pattern: str) -> str:
-    """``$`` at the end of a spec regexp means end of string (Python's ``$`` also matches before
-    a final newline): use ``\\Z``."""
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        return pattern[:-1] + "\\Z"
-    return pattern
 
 
 # -- test values (the conformance tests option) --------------------------------------------------
@@ -395,11 +386,12 @@ MAX_VALUE = {"shortstr": "SHORTSTR_MAX", "longstr": "LONGSTR_MAX", "table": "TAB
 
 
 def sample(wire: str, case: str) -> str:
-    if wire == "bit":
-        return "True" if case == "max" else "False"
-    if wire in INT_MAX:
-        return str(INT_MAX[wire]) if case == "max" else "0"
-    return MAX_VALUE[wire] if case == "max" else DEFAULT[wire]
+    kind = target_sample(wire, case)
+    if kind == "largest":
+        return str(LARGEST[wire])
+    if kind == "full":
+        return MAX_VALUE[wire]
+    return {"true": "True", "false": "False", "zero": "0", "empty": DEFAULT[wire]}[kind]
 
 
 def spell_cases(cases: Any, fields: list[PyField]) -> list[str]:
@@ -463,33 +455,28 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     for fmt in ("B", "H", "I", "Q"):
         planner.structs.both(fmt)
     planner.structs.unpack("BB")  # a flag word's two octets
-    constants = []
-    names = set()
-    for c in spec.constants:
-        constants.append((naming.constant(c.name), c.value, c.doc))
-        names.add(c.name)
-    missing = [(naming.constant(k), v) for k, v in FRAME_DEFAULTS.items() if k not in names]
-    reply = []
-    for c in spec.reply_codes:
-        if c.error_class is None:
-            continue
-        ident = naming.type(c.name if c.name.endswith("error") else c.name + "-error")
-        reply.append(
-            {
-                "name": c.name,
-                "const": naming.constant(c.name),
-                "value": c.value,
-                "soft": c.error_class == "soft",
-                "cls": ident,
-                "doc": docstring(c.doc or c.name),
-                "frame_error": c.value == FRAME_ERROR_CODE,
-            }
-        )
+    constants = [(naming.constant(c.name), c.value, c.doc) for c in spec.constants]
+    tp = target_plan(spec)
+    missing = [(naming.constant(k), v) for k, v in tp.missing_frame_constants]
+    reply = [
+        {
+            "name": r.name,
+            "const": naming.constant(r.name),
+            "value": r.value,
+            "soft": r.error_class == "soft",
+            "cls": naming.type(r.name if r.name.endswith("error") else r.name + "-error"),
+            "doc": docstring(r.doc),
+            "frame_error": r.frame_error,
+            "syntax_error": r.syntax_error,
+        }
+        for r in tp.replies
+        if r.error_class is not None
+    ]
     reply_names = {r["cls"] for r in reply}
     clash = (reply_names - {"FrameError"}) & FIXED_EXCEPTIONS
     if clash:
         raise RenderError(f"reply codes named {sorted(clash)} would shadow the package's own exception classes")
-    syntax_cls = next((r["cls"] for r in reply if r["value"] == SYNTAX_ERROR_CODE), None)
+    syntax_cls = next((r["cls"] for r in reply if r["syntax_error"]), None)
     rules = [
         {
             "rule": r,
