@@ -108,8 +108,8 @@ def test_every_file_names_its_generator_and_spec(c_build: Build, case: Case) -> 
     tree = c_build.trees[(case.key, "rabbitmq")]
     files = sorted(p for p in tree.rglob("*") if p.is_file() and not p.name.startswith("."))
     # header, engine header, internal header, 9 sources (engine.c), client header and source, CMakeLists.txt,
-    # .pc.in, 4 test files
-    assert len(files) == 20, files
+    # .pc.in, README.md, 4 test files
+    assert len(files) == 21, files
     for f in files:
         head = f.read_text(encoding="utf-8")[:3000]
         assert f"amqgen {__version__}" in head and case.path.name in head and digest in head, f

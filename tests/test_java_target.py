@@ -61,8 +61,9 @@ def test_every_file_names_its_generator_and_spec(java_build: Build, case: Case) 
     digest = hashlib.sha256(case.path.read_bytes()).hexdigest()
     files = sorted(p for p in java_build.trees[case.key].rglob("*") if p.is_file() and not p.name.startswith("."))
     spec = load_spec(case.path)
-    # pom, package-info, 26 fixed classes (5 of them the engine and the client), one per method and content class, 4 test classes, 2 corpus files
-    assert len(files) == 1 + 1 + 26 + len(spec.methods) + len(spec.content_classes) + 4 + 2
+    # pom, README.md, package-info, 26 fixed classes (5 of them the engine and the client), one per method and
+    # content class, 4 test classes, 2 corpus files
+    assert len(files) == 1 + 1 + 1 + 26 + len(spec.methods) + len(spec.content_classes) + 4 + 2
     for f in files:
         head = f.read_text(encoding="utf-8")[:2000]
         assert f"amqgen {__version__}" in head and case.path.name in head and digest in head, f
