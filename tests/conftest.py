@@ -130,3 +130,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, tier))
         if tier in ("model", "targets") and item.get_closest_marker("broker") is not None:
             item.add_marker(pytest.mark.peers)
+        if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.stem in HEAVY_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
+#: what compiles every rendering (the C matrix: 32 builds, ~135 s; every spec's Java package, ~60 s) or builds
+#: sanitized drivers per module: minutes, not seconds, so `slow` (`make test` runs them, `make test-fast` not)
+HEAVY_FIXTURES = {"c_build", "java_build", "classify_c"}
+HEAVY_MODULES = {"test_c_checks", "test_engine_diff", "test_c_ownership"}

@@ -189,6 +189,7 @@ def test_cmake_build_install_and_pkg_config(c_build: Build, tmp_path: Path) -> N
     assert out.returncode == 0 and out.stdout == "basic.publish 11 not-found\n", out.stdout + out.stderr
 
 
+@pytest.mark.slow
 def test_fuzz_targets_build_and_run_a_bounded_slice(tmp_path: Path) -> None:
     """Every entry point of the bundled 0-9 spec (four content classes), seeded from the corpus."""
     case = CASES[0]
