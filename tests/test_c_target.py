@@ -228,6 +228,7 @@ def test_fuzz_targets_build_and_run_a_bounded_slice(tmp_path: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_cmake_example_builds_and_runs(tmp_path: Path) -> None:
     """examples/cmake: amqgen as a build step (add_custom_command with --depfile); a second build renders nothing."""
     cmake = tool("cmake")

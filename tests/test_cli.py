@@ -252,6 +252,7 @@ def _render_py(out: Path, package: str, *extra: str) -> subprocess.CompletedProc
                   *extra)
 
 
+@pytest.mark.slow
 def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Path) -> None:
     out = tmp_path / "src"
     assert _render_py(out, "a").returncode == 0
@@ -308,6 +309,7 @@ def test_check_reports_stale_missing_and_changed_files(tmp_path: Path) -> None:
     assert not (out / "a" / "frames.py").exists()  # --check wrote nothing
 
 
+@pytest.mark.slow
 def test_list_outputs_is_exactly_what_render_writes(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     listed = amqgen("render", "--lang", "python", "--out", str(out), "--option", "tests=1", "--list-outputs")
@@ -318,6 +320,7 @@ def test_list_outputs_is_exactly_what_render_writes(tmp_path: Path) -> None:
     assert str(out / "amqp_codec" / "tests" / "vectors_rabbitmq.json") in written
 
 
+@pytest.mark.slow
 def test_depfile_makes_make_rebuild_exactly_when_an_input_changes(tmp_path: Path) -> None:
     """GNU make reads the depfile: the manifest is the stamp every render refreshes; after a render
     make has nothing to do, after the spec or a template is touched it renders again, and then

@@ -295,6 +295,7 @@ def test_grammar_blocks_keep_their_layout(spec: str, tmp_path: Path) -> None:
         assert line.startswith(" " * 10)
 
 
+@pytest.mark.slow
 def test_links_resolve_and_anchors_are_unique_for_every_spec(tmp_path: Path) -> None:
     for i, spec in enumerate(SPECS):
         page = docs(tmp_path / f"h{i}", "html", spec).decode()
@@ -311,6 +312,7 @@ def test_links_resolve_and_anchors_are_unique_for_every_spec(tmp_path: Path) -> 
             assert anchor in ids and anchor in md_ids, f"{spec}: no anchor {anchor}"
 
 
+@pytest.mark.slow
 def test_same_bytes_on_every_run_and_from_any_path(tmp_path: Path) -> None:
     copy = tmp_path / "elsewhere" / "amqp0-9.xml"
     copy.parent.mkdir()

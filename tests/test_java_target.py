@@ -125,6 +125,7 @@ def test_bad_package_option_is_one_error_line(tmp_path: Path, package: str) -> N
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_maven_builds_and_tests_offline(tmp_path: Path) -> None:
     """What a user does with the output: `mvn package`, here offline against Debian's Maven repository."""
     mvn = tool("mvn", "maven")
