@@ -245,7 +245,7 @@ def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
     """The formatted text, from the cache (fmtcache) when this formatter, version and style saw it before."""
     if formatter == "none":
         return text
-    k = fmtcache.key(formatter, _formatter_version(formatter), _formatter_style(formatter, pack), text)
+    k = fmtcache.key(formatter, _formatter_version(formatter), _formatter_style(formatter, pack, where), text)
     cached = fmtcache.get(k)
     if cached is not None:
         return cached
@@ -254,8 +254,11 @@ def _format(text: str, formatter: str, pack: Pack, where: str) -> str:
     return formatted
 
 
-def _formatter_style(formatter: str, pack: Pack) -> str:
-    return f"line-length={pack.black_line_length}" if formatter == "black" else pack.clang_format_style
+def _formatter_style(formatter: str, pack: Pack, where: str) -> str:
+    if formatter == "black":
+        return f"line-length={pack.black_line_length}"
+    # clang-format picks the language by the file's extension (--assume-filename)
+    return f"{pack.clang_format_style} {PurePosixPath(where).suffix}"
 
 
 _VERSIONS: dict[str, str] = {}
