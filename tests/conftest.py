@@ -18,10 +18,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """One format cache (amqgen/fmtcache.py) for the session, shared by every render the tests run in this
     process and in the CLI subprocesses they start: the same spec renders in many tests, and black is most of
     a render's time. It starts empty, so the first render of each text really formats (and the user's own
-    cache is neither read nor filled)."""
-    path = tempfile.mkdtemp(prefix="amqgen-test-fmtcache-")
+    cache is neither read nor filled).
+
+    ``AMQGEN_TEST_FMTCACHE=DIR`` (set by ``make test-fast``, the inner loop) keeps the cache in DIR from one run to
+    the next instead, as mypy keeps its own: entries are keyed by the formatter, its version and style and the
+    unformatted text, so a kept entry is exactly what formatting again would give. ``make test`` (CI) starts
+    empty."""
+    kept = os.environ.get("AMQGEN_TEST_FMTCACHE")
+    path = kept or tempfile.mkdtemp(prefix="amqgen-test-fmtcache-")
     os.environ["AMQGEN_CACHE_DIR"] = path
-    config.stash[_CACHE_KEY] = path
+    if not kept:
+        config.stash[_CACHE_KEY] = path
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
