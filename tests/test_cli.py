@@ -259,7 +259,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     out = tmp_path / "src"
     assert _render_py(out, "a").returncode == 0
     old = sorted(p.relative_to(out).as_posix() for p in (out / "a").rglob("*") if p.is_file())
-    assert len(old) == 17
+    assert len(old) == 20
     mine = out / "a" / "handwritten.py"
     mine.write_text("# not generated\n")
     (out / "notes.txt").write_text("kept\n")
@@ -279,7 +279,7 @@ def test_render_removes_the_files_it_wrote_earlier_and_nothing_else(tmp_path: Pa
     assert [ln for ln in listed if not ln.startswith("#")] == sorted(
         p.relative_to(out).as_posix() for p in (out / "b").rglob("*") if p.is_file())
     again = _render_py(out, "b")
-    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 18 unchanged")
+    assert "removed" not in again.stdout and again.stdout.strip().endswith("0 written, 21 unchanged")
 
 
 def test_a_manifest_pointing_outside_the_directory_is_never_followed(tmp_path: Path) -> None:
@@ -303,9 +303,9 @@ def test_check_reports_stale_missing_and_changed_files(tmp_path: Path) -> None:
     proc = _render_py(out, "b", "--check")
     assert proc.returncode == 1
     stale = [ln for ln in proc.stdout.splitlines() if ln.startswith("stale: ")]
-    assert len(stale) == 16 and all("(generated earlier, no longer produced)" in ln for ln in stale)
-    # b's 12 files are missing; the manifest (which names a's files) differs
-    assert "(17 missing, 16 stale, 1 changed;" in proc.stderr
+    assert len(stale) == 19 and all("(generated earlier, no longer produced)" in ln for ln in stale)
+    # b's 20 files are missing; the manifest (which names a's files) differs
+    assert "(20 missing, 19 stale, 1 changed;" in proc.stderr
     proc = _render_py(out, "a", "--check")
     assert proc.returncode == 1 and "(1 missing, 1 changed;" in proc.stderr and "stale: " not in proc.stdout
     assert not (out / "a" / "frames.py").exists()  # --check wrote nothing
