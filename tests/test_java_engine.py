@@ -389,3 +389,28 @@ def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Buil
     assert mechanism == "AMQPLAIN"
     assert proc.returncode == 0, (out + err)[-3000:]
     assert out.splitlines() == ["OK returned 2 312 NO_ROUTE", "OK refused 403"], out
+
+
+def test_confirms_settled_out_of_order_over_many_publishes(java_build: Build) -> None:
+    """200 unconfirmed publishes (more than the engine's first ring of 64 slots, which grows and wraps), settled
+    out of order: a single nack in the middle, a multiple ack across it, a single ack ahead, a multiple ack past
+    the end; each event names exactly the publishes it settles, and a second ack of one is a bad-field error."""
+
+    def ack(tag: int, multiple: bool, method: int = 80) -> str:
+        return "feed " + _method(1, 60, method, struct.pack(">QB", tag, multiple)).hex()
+
+    steps = _drive(java_build, NEGOTIATE + [
+        "channel-open 1", f"feed {_method(1, 20, 11, _ls(b'')).hex()}", "confirm 1",
+        f"feed {_method(1, 85, 11).hex()}", *["publish 1 0"] * 200,
+        ack(100, False, 120), ack(150, True), ack(199, False), ack(300, True), ack(5, True), ack(7, False)])
+    events = [s for s in steps[len(NEGOTIATE) + 204:]]
+
+    def acked(tags: list[int], kind: str = "PublishAcked") -> list[str]:
+        return [f"EV {kind}[channel=1, deliveryTags=[{', '.join(map(str, tags))}]]"]
+
+    assert events[0] == acked([100], "PublishNacked")
+    assert events[1] == acked([*range(1, 100), *range(101, 151)])
+    assert events[2] == acked([199])
+    assert events[3] == acked([*range(151, 199), 200])
+    assert events[4] == []  # a multiple ack of publishes all settled: nothing left to settle
+    assert len(events[5]) == 1 and "kind=bad-field" in events[5][0] and "delivery tag 7" in events[5][0]
