@@ -228,7 +228,8 @@ def test_java_streams_cut_and_hostile(engine: ModuleType, driver: Path, java_dri
             made.append(recuts(lines, [rnd.randrange(1 << 16) for _ in range(rnd.randrange(9))]))
         else:
             op = rnd.choice(["flip", "insert", "delete", "cut", "drop", "repeat"])
-            made.append(mutate(lines, op, rnd.randrange(1001), rnd.randrange(1 << 16), rnd.randbytes(rnd.randrange(13))))
+            where, at = rnd.randrange(1001), rnd.randrange(1 << 16)
+            made.append(mutate(lines, op, where, at, rnd.randbytes(rnd.randrange(13))))
     split = []
     for k, (lines, java) in enumerate(zip(made, java_logs(java_driver, made), strict=True)):
         py = pydriver.run(engine, lines)

@@ -338,7 +338,8 @@ def test_returned_publishes_are_matched_to_their_sequence_numbers(java_build: Bu
         f"feed {_returned(2, 'ex', 'a', b'r5').hex()}"])
     n = len(NEGOTIATE)
     publish = _method(1, 60, 40, b"\x00\x00" + _ss("ex") + _ss("a") + b"\x01")  # the mandatory bit set
-    assert steps[n + 4] == ["TAG 1", _out(publish + _frame(2, 1, struct.pack(">HHQH", 60, 0, 1, 0)) + _frame(3, 1, b"b"))]
+    content = _frame(2, 1, struct.pack(">HHQH", 60, 0, 1, 0)) + _frame(3, 1, b"b")
+    assert steps[n + 4] == ["TAG 1", _out(publish + content)]
     assert steps[n + 5][0] == "TAG 2" and steps[n + 6][0] == "TAG 3"
 
     def ev(channel: int, key: str, body: str, tag: int) -> str:
