@@ -390,6 +390,12 @@ def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Buil
     assert mechanism == "AMQPLAIN"
     assert proc.returncode == 0, (out + err)[-3000:]
     assert out.splitlines() == ["OK returned 2 312 NO_ROUTE", "OK refused 403"], out
+    # the exchange never had a binding, so auto-delete never removes it: the program deletes it
+    ctl = shutil.which("rabbitmqctl")
+    assert ctl
+    listed = subprocess.run([ctl, "list_exchanges", "-q", "name"], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert listed.returncode == 0 and prefix not in listed.stdout, listed.stderr
 
 
 def test_confirms_settled_out_of_order_over_many_publishes(java_build: Build) -> None:
