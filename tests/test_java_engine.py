@@ -7,6 +7,8 @@
 - tests/java/ClientScenarios.java runs the Python engine's RabbitMQ scenario list on the client: 3 channels,
   1,000 confirmed messages (every 100th body over frame_max), qos and acks, get, tx, 404 survived, server-sent
   cancel, clean close, heartbeats, and a forced close (``rabbitmqctl close_connection``, run here).
+- tests/java/ClientReturns.java logs in with AMQPLAIN (rabbitmqctl, run here, names the mechanism) and gets a
+  mandatory publish to an exchange with no binding back through ``Channel.onReturn`` with its sequence number.
 - tests/java/EngineChecks.java feeds the engine server octets built by hand here and compares the octets it
   queues with octets built by hand here.
 
@@ -218,7 +220,7 @@ def test_negotiation_close_handshakes_flow_and_heartbeats(java_build: Build) -> 
     steps = _drive(java_build, NEGOTIATE + [
         "channel-open 11", "channel-open 1", "declare 1 q", f"feed {_method(1, 20, 11, _ls(b'')).hex()}",
         "declare 1 q", "declare 1 r", f"feed {flow.hex()}", f"feed {close.hex()}", "declare 1 q",
-        "tick 0", "tick 4999999999", "tick 5000000000", "tick 15000000001",
+        "tick 0", "tick 4999999999", "tick 5000000000", "tick 15000000001", "tick 20000000001",
         f"feed {_frame(8, 1, b'').hex()}", "eof"])
     _negotiated(steps)
     n = len(NEGOTIATE)
@@ -236,10 +238,13 @@ def test_negotiation_close_handshakes_flow_and_heartbeats(java_build: Build) -> 
     assert steps[n + 8] == ["REFUSED channel 1 is not open"]
     assert steps[n + 9] == [] and steps[n + 10] == []
     assert steps[n + 11] == [_out(HEARTBEAT), "EV HeartbeatDue[]"]
-    assert steps[n + 12] == [_out(HEARTBEAT), "EV HeartbeatDue[]", "EV PeerSilent[nanos=15000000001]"]
+    # the heartbeat queued at 5 s was taken after that tick: the next tick is the one that saw octets go out, its
+    # time the last send's (as in the Python and C engines, tests/engine_diff), so the next beat is due 5 s later
+    assert steps[n + 12] == ["EV PeerSilent[nanos=15000000001]"]
+    assert steps[n + 13] == [_out(HEARTBEAT), "EV HeartbeatDue[]"]
     # a heartbeat on channel 1: the frame reader refuses it already (frame-error, 501)
-    assert len(steps[n + 13]) == 1 and "replyCode=501" in steps[n + 13][0] and "heartbeat" in steps[n + 13][0]
-    assert steps[n + 14] == ["EV ConnectionLost[reason=end of stream while the connection was failed, closed=false]"]
+    assert len(steps[n + 14]) == 1 and "replyCode=501" in steps[n + 14][0] and "heartbeat" in steps[n + 14][0]
+    assert steps[n + 15] == ["EV ConnectionLost[reason=end of stream while the connection was failed, closed=false]"]
 
 
 def test_peer_violations_give_one_event_with_the_spec_reply_code(java_build: Build) -> None:
@@ -311,3 +316,108 @@ def test_the_hook_reads_the_plans_roles_and_names_no_method() -> None:
     for key, method in expected.items():
         assert lc[key] is not None and lc[key]["kind"] == kinds[method], (key, lc[key])
     assert lc["flow"]["active"] and lc["deliver"]["consumer_tag"] and lc["tune_ok"]["heartbeat"]
+
+
+def _returned(channel: int, exchange: str, key: str, body: bytes) -> bytes:
+    """basic.return (312 NO_ROUTE) with its header (no properties) and body, built by hand."""
+    method = _method(channel, 60, 50, struct.pack(">H", 312) + _ss("NO_ROUTE") + _ss(exchange) + _ss(key))
+    return method + _frame(2, channel, struct.pack(">HHQH", 60, 0, len(body), 0)) + _frame(3, channel, body)
+
+
+def test_returned_publishes_are_matched_to_their_sequence_numbers(java_build: Build) -> None:
+    """A basic.return and its content is one MessageReturned naming the oldest unconfirmed publish not returned
+    yet with the same exchange and routing key (as the Python engine does); 0 on a channel not confirming."""
+    open_ok = f"feed {_method(1, 20, 11, _ls(b'')).hex()}"
+    steps = _drive(java_build, NEGOTIATE + [
+        "channel-open 1", open_ok, "confirm 1", f"feed {_method(1, 85, 11).hex()}",
+        "publish-to 1 ex a", "publish-to 1 ex a", "publish-to 1 ex b",
+        f"feed {_returned(1, 'ex', 'a', b'r1').hex()}", f"feed {_returned(1, 'ex', 'b', b'r3').hex()}",
+        f"feed {(_returned(1, 'ex', 'a', b'r2') + _returned(1, 'ex', 'a', b'r4')).hex()}",
+        "feed " + _method(1, 60, 80, struct.pack(">QB", 3, 1)).hex(),
+        "channel-open 2", f"feed {_method(2, 20, 11, _ls(b'')).hex()}", "publish-to 2 ex a",
+        f"feed {_returned(2, 'ex', 'a', b'r5').hex()}"])
+    n = len(NEGOTIATE)
+    publish = _method(1, 60, 40, b"\x00\x00" + _ss("ex") + _ss("a") + b"\x01")  # the mandatory bit set
+    content = _frame(2, 1, struct.pack(">HHQH", 60, 0, 1, 0)) + _frame(3, 1, b"b")
+    assert steps[n + 4] == ["TAG 1", _out(publish + content)]
+    assert steps[n + 5][0] == "TAG 2" and steps[n + 6][0] == "TAG 3"
+
+    def ev(channel: int, key: str, body: str, tag: int) -> str:
+        return (f"EV MessageReturned {channel} BasicReturn[replyCode=312, replyText=NO_ROUTE, exchange=ex, "
+                f"routingKey={key}] BasicProperties[] {body} TAG {tag}")
+
+    assert steps[n + 7] == [ev(1, "a", "r1", 1)]
+    assert steps[n + 8] == [ev(1, "b", "r3", 3)]
+    assert steps[n + 9] == [ev(1, "a", "r2", 2), ev(1, "a", "r4", 0)]  # every publish to ex/a returned already
+    assert steps[n + 10] == ["EV PublishAcked[channel=1, deliveryTags=[1, 2, 3]]"]
+    assert steps[n + 13] == ["TAG 0", _out(_method(2, 60, 40, b"\x00\x00" + _ss("ex") + _ss("a") + b"\x01")
+                                           + _frame(2, 2, struct.pack(">HHQH", 60, 0, 1, 0)) + _frame(3, 2, b"b"))]
+    assert steps[n + 14] == [ev(2, "a", "r5", 0)]
+
+
+def _auth_mechanism(port: int) -> str:
+    ctl = shutil.which("rabbitmqctl")
+    assert ctl, "rabbitmqctl is not installed (Debian package rabbitmq-server)"
+    listed = subprocess.run([ctl, "list_connections", "-q", "auth_mechanism", "peer_port"], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    found = [ln.split("\t")[0] for ln in listed.stdout.splitlines() if ln.split("\t")[-1].strip() == str(port)]
+    assert len(found) == 1, f"no broker connection from port {port}: {listed.stdout}"
+    return found[0]
+
+
+@pytest.mark.broker
+def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Build) -> None:
+    """AMQPLAIN (the login in a field table) accepted by RabbitMQ, which lists the connection as AMQPLAIN, and a
+    wrong password refused (403); a mandatory publish to an exchange with no binding comes back to onReturn with
+    its sequence number, between two routed publishes that do not."""
+    prefix = f"h3-amqgen-java34-{uuid.uuid4().hex}"
+    proc = subprocess.Popen(
+        [tool("java", "openjdk-17-jdk-headless"), "-cp", str(java_build.classes), "ClientReturns", URI, prefix],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        ready = proc.stdout.readline().strip()
+        m = re.fullmatch(r"READY (\d+)", ready)
+        assert m, ready + (proc.stderr.read() if proc.stderr else "")
+        mechanism = _auth_mechanism(int(m.group(1)))
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert mechanism == "AMQPLAIN"
+    assert proc.returncode == 0, (out + err)[-3000:]
+    assert out.splitlines() == ["OK returned 2 312 NO_ROUTE", "OK refused 403"], out
+    # the exchange never had a binding, so auto-delete never removes it: the program deletes it
+    ctl = shutil.which("rabbitmqctl")
+    assert ctl
+    listed = subprocess.run([ctl, "list_exchanges", "-q", "name"], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert listed.returncode == 0 and prefix not in listed.stdout, listed.stderr
+
+
+def test_confirms_settled_out_of_order_over_many_publishes(java_build: Build) -> None:
+    """200 unconfirmed publishes (more than the engine's first ring of 64 slots, which grows and wraps), settled
+    out of order: a single nack in the middle, a multiple ack across it, a single ack ahead, a multiple ack past
+    the end; each event names exactly the publishes it settles, and a second ack of one is a bad-field error."""
+
+    def ack(tag: int, multiple: bool, method: int = 80) -> str:
+        return "feed " + _method(1, 60, method, struct.pack(">QB", tag, multiple)).hex()
+
+    steps = _drive(java_build, NEGOTIATE + [
+        "channel-open 1", f"feed {_method(1, 20, 11, _ls(b'')).hex()}", "confirm 1",
+        f"feed {_method(1, 85, 11).hex()}", *["publish 1 0"] * 200,
+        ack(100, False, 120), ack(150, True), ack(199, False), ack(300, True), ack(5, True), ack(7, False)])
+    events = [s for s in steps[len(NEGOTIATE) + 204:]]
+
+    def acked(tags: list[int], kind: str = "PublishAcked") -> list[str]:
+        return [f"EV {kind}[channel=1, deliveryTags=[{', '.join(map(str, tags))}]]"]
+
+    assert events[0] == acked([100], "PublishNacked")
+    assert events[1] == acked([*range(1, 100), *range(101, 151)])
+    assert events[2] == acked([199])
+    assert events[3] == acked([*range(151, 199), 200])
+    assert events[4] == []  # a multiple ack of publishes all settled: nothing left to settle
+    assert len(events[5]) == 1 and "kind=bad-field" in events[5][0] and "delivery tag 7" in events[5][0]

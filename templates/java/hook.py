@@ -281,7 +281,7 @@ def _kind(naming: Any, full: str) -> str:
 
 #: the template's key for each plan role (Lifecycle.roles() and ClientRoles.roles()), and the fields it reads of it
 _ROLE_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "start": ("start", ()), "start_ok": ("start_ok", ()),
+    "start": ("start", ("mechanisms",)), "start_ok": ("start_ok", ()),
     "tune": ("tune", ("channel-max", "frame-max", "heartbeat")),
     "tune_ok": ("tune_ok", ("channel-max", "frame-max", "heartbeat")),
     "connection_open": ("open", ("virtual-host",)), "connection_open_ok": ("open_ok", ()),
@@ -318,6 +318,12 @@ def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
     lc["flow_ok"] = method(plan.lifecycle.flow_ok, flow) if flow else None
     if lc["flow"] and plan.lifecycle.flow_field:
         lc["flow"]["active"] = naming.member(plan.lifecycle.flow_field)
+    # basic.return: a publish handed back, matched to its publish by the plan's publish_fields (the return
+    # carries no delivery tag); both methods must carry those fields, else returns are plain messages
+    key = plan.lifecycle.publish_fields
+    publish, returned = method(plan.lifecycle.publish, key), method(plan.lifecycle.returned, key)
+    lc["returned"] = returned if key and publish else None
+    lc["return_key"] = [naming.member(f) for f in key] if lc["returned"] else []
     lc["resource_error"] = next((c.value for c in spec.reply_codes if c.name == "resource-error"), FRAME_ERROR_CODE)
     return lc
 

@@ -51,6 +51,11 @@ public final class EngineChecks {
                                 BasicProperties.builder().deliveryMode(2).build(), body);
                         System.out.println("TAG " + tag);
                     }
+                    case "publish-to" -> { // publish-to <channel> <exchange> <routing key>: a mandatory publish
+                        long tag = e.publish(Integer.parseInt(w[1]), new BasicPublish().withExchange(w[2])
+                                .withRoutingKey(w[3]).withMandatory(true), null, new byte[] {'b'});
+                        System.out.println("TAG " + tag);
+                    }
                     case "close" -> e.close(200, "bye", 0, 0);
                     default -> throw new IllegalArgumentException(line);
                 }
@@ -65,6 +70,9 @@ public final class EngineChecks {
                 if (ev instanceof EngineEvent.MessageReceived m) {
                     System.out.println("EV MessageReceived " + m.channel() + " " + m.method() + " "
                             + new String(m.body(), StandardCharsets.UTF_8));
+                } else if (ev instanceof EngineEvent.MessageReturned r) {
+                    System.out.println("EV MessageReturned " + r.channel() + " " + r.method() + " " + r.properties()
+                            + " " + new String(r.body(), StandardCharsets.UTF_8) + " TAG " + r.deliveryTag());
                 } else {
                     System.out.println("EV " + ev);
                 }

@@ -1,0 +1,157 @@
+// The Java engine's driver for the differential test (README.md here): reads streams (the format there) on stdin,
+// drives a client-role Engine of package amqgen.rabbit with each and prints the canonical event log, as driver.c
+// and pydriver.py print it. A line "%%" ends a stream (its log ends with "%%" too) and the next one gets a fresh
+// engine: one JVM runs many streams. A line that does not parse is "bad-stream ..." and exit 2 (the harness's bug).
+import amqgen.rabbit.DecodeException;
+import amqgen.rabbit.Dialect;
+import amqgen.rabbit.EncodeException;
+import amqgen.rabbit.Engine;
+import amqgen.rabbit.EngineEvent;
+import amqgen.rabbit.Frame;
+import amqgen.rabbit.FrameReader;
+import amqgen.rabbit.LocalProtocolException;
+import amqgen.rabbit.Method;
+import amqgen.rabbit.Methods;
+import amqgen.rabbit.Properties;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.List;
+
+public final class JavaDriver {
+    private static final HexFormat HEX = HexFormat.of();
+    private static final PrintStream OUT = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+
+    private static void bad(String what) {
+        OUT.println("bad-stream " + what);
+        OUT.flush();
+        System.exit(2);
+    }
+
+    private static byte[] unhex(String s) {
+        return "-".equals(s) ? new byte[0] : HEX.parseHex(s);
+    }
+
+    private static String hex(byte[] b) {
+        return b.length == 0 ? "-" : HEX.formatHex(b);
+    }
+
+    private static Method method(String s) throws Exception {
+        byte[] b = unhex(s);
+        return Methods.decode(b, 0, b.length, Dialect.RABBITMQ);
+    }
+
+    /** A content header's payload (class, weight, body size, properties) read as the frame reader reads it. */
+    private static Properties properties(String s) throws Exception {
+        byte[] p = unhex(s);
+        byte[] f = new byte[p.length + 8];
+        f[0] = 2;
+        f[3] = (byte) (p.length >>> 24);
+        f[4] = (byte) (p.length >>> 16);
+        f[5] = (byte) (p.length >>> 8);
+        f[6] = (byte) p.length;
+        System.arraycopy(p, 0, f, 7, p.length);
+        f[f.length - 1] = (byte) 0xce;
+        List<Frame> frames = new FrameReader(f.length, Dialect.RABBITMQ).feed(f, 0, f.length);
+        if (frames.size() != 1 || !(frames.get(0) instanceof Frame.HeaderFrame h)) {
+            throw new IllegalArgumentException("not a content header");
+        }
+        return h.properties();
+    }
+
+    private static String event(EngineEvent ev) {
+        if (ev instanceof EngineEvent.MethodReceived m) {
+            return "ev method " + m.channel() + " " + hex(m.method().encode());
+        } else if (ev instanceof EngineEvent.MessageReceived m) {
+            return "ev message " + m.channel() + " " + hex(m.method().encode()) + " " + hex(m.properties().encode())
+                    + " " + hex(m.body());
+        } else if (ev instanceof EngineEvent.MessageReturned m) {
+            return "ev returned " + m.channel() + " " + hex(m.method().encode()) + " " + hex(m.properties().encode())
+                    + " " + hex(m.body());
+        } else if (ev instanceof EngineEvent.ConnectionNegotiated n) {
+            return "ev negotiated " + n.frameMax() + " " + n.channelMax() + " " + n.heartbeat();
+        } else if (ev instanceof EngineEvent.ChannelOpened o) {
+            return "ev opened " + o.channel();
+        } else if (ev instanceof EngineEvent.ChannelClosed c) {
+            return "ev channel-closed " + c.channel() + " " + c.replyCode();
+        } else if (ev instanceof EngineEvent.ConnectionClosed c) {
+            return "ev connection-closed " + c.replyCode();
+        } else if (ev instanceof EngineEvent.PublishAcked a) { // the highest tag settled, as the C event carries it
+            return "ev acked " + a.channel() + " " + a.deliveryTags().get(a.deliveryTags().size() - 1);
+        } else if (ev instanceof EngineEvent.PublishNacked a) {
+            return "ev nacked " + a.channel() + " " + a.deliveryTags().get(a.deliveryTags().size() - 1);
+        } else if (ev instanceof EngineEvent.PeerSilent) {
+            return "ev silent";
+        } else if (ev instanceof EngineEvent.ProtocolHeaderReceived) {
+            return "ev protocol-header";
+        } else if (ev instanceof EngineEvent.ProtocolError pe) {
+            return "ev protocol-error " + pe.replyCode();
+        } else if (ev instanceof EngineEvent.ConnectionLost l) {
+            return "ev lost " + (l.closed() ? 1 : 0);
+        } else if (ev instanceof EngineEvent.HeartbeatDue || ev instanceof EngineEvent.PublishesUnconfirmed) {
+            return null; // left out of the log (README): the heartbeat is in the bytes out; C does not report it
+        }
+        return "ev unknown " + ev.getClass().getSimpleName();
+    }
+
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8), 1 << 20);
+        Engine e = null;
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            String[] w = line.trim().split(" ");
+            if (w[0].isEmpty() || w[0].startsWith("#")) {
+                continue;
+            }
+            if (e == null) {
+                if (w.length != 4 || !"client".equals(w[0])) {
+                    bad("first line " + line);
+                }
+                e = new Engine(); // the wanted limits are the tune-ok's the stream sends: nothing to configure
+                continue;
+            }
+            if ("%%".equals(w[0])) {
+                OUT.println("%%");
+                e = null;
+                continue;
+            }
+            OUT.println("> " + w[0]);
+            try {
+                switch (w[0]) {
+                    case "initiate" -> e.initiate();
+                    case "recv" -> {
+                        byte[] b = unhex(w[1]);
+                        if (b.length == 0) {
+                            e.receiveEof(); // a receive of 0 octets is the end of the stream, as in C and Python
+                        } else {
+                            e.receive(b, 0, b.length);
+                        }
+                    }
+                    case "eof" -> e.receiveEof();
+                    case "tick" -> e.tick(Long.parseLong(w[1]) * 1_000_000L);
+                    case "send" -> e.send(Integer.parseInt(w[1]), method(w[2]));
+                    case "publish" -> e.publish(Integer.parseInt(w[1]), method(w[2]), properties(w[3]), unhex(w[4]));
+                    case "close" -> e.close(Integer.parseInt(w[1]),
+                            w.length > 2 ? new String(unhex(w[2]), StandardCharsets.UTF_8) : "", 0, 0);
+                    default -> bad(w[0]);
+                }
+            } catch (LocalProtocolException | EncodeException x) {
+                OUT.println("refused"); // refused with nothing written (what the engine's Javadoc promises)
+            } catch (DecodeException | ArrayIndexOutOfBoundsException | IllegalArgumentException x) {
+                bad(line);
+            }
+            for (EngineEvent ev = e.nextEvent(); ev != null; ev = e.nextEvent()) {
+                String text = event(ev);
+                if (text != null) {
+                    OUT.println(text);
+                }
+            }
+            byte[] out = e.dataToSend();
+            if (out.length > 0) {
+                OUT.println("out " + hex(out));
+            }
+        }
+        OUT.flush();
+    }
+}
