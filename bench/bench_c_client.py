@@ -66,7 +66,7 @@ def run(exe: Path, count: int, *, callgrind: bool = False) -> str:
 def phases(out: str) -> dict[str, tuple[int, int, int]]:
     """phase -> (user, sys, wall) in microseconds."""
     found = {m[0]: (int(m[1]), int(m[2]), int(m[3])) for m in re.findall(r"^(publish|consume) (\d+) (\d+) (\d+)$",
-                                                                          out, re.M)}
+                                                                          out, re.MULTILINE)}
     if set(found) != {"publish", "consume"}:
         sys.exit(f"bench_c_client: no phase figures in {out[-2000:]}")
     return found
@@ -88,8 +88,9 @@ def main() -> None:
                 sys.exit(f"bench_c_client: callgrind gave no count for {name}")
             instr[name] = int(m.group(1)) / args.callgrind_count
     n = args.count
-    rows = ["| client | publish CPU µs/msg | consume CPU µs/msg | both µs/msg (user + sys) | publish msg/s | "
-            f"consume msg/s | instructions/msg ({args.callgrind_count:,} msgs) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    head = ("| client | publish CPU µs/msg | consume CPU µs/msg | both µs/msg (user + sys) | publish msg/s | "
+            f"consume msg/s | instructions/msg ({args.callgrind_count:,} msgs) |")
+    rows = [head, "|---|---:|---:|---:|---:|---:|---:|"]
     total = {}
     for name, ph in timed.items():
         pu, ps, pw = ph["publish"]
@@ -100,13 +101,13 @@ def main() -> None:
                     f"{instr[name]:,.0f} |")
     ours, theirs = total["amqgen C client"], total["librabbitmq 0.11"]
     block = "\n".join([
-        f"{n:,} messages of 128 octets, one run, {dt.date.today().isoformat()}, {cpu_model('unknown CPU')}, "
-        "RabbitMQ on the same machine:",
+        (f"{n:,} messages of 128 octets, one run, {dt.date.today().isoformat()}, {cpu_model('unknown CPU')}, "
+         "RabbitMQ on the same machine:"),
         "",
         *rows,
         "",
-        f"The generated client's CPU per message is {ours / theirs:.0%} of librabbitmq's "
-        f"(instructions: {instr['amqgen C client'] / instr['librabbitmq 0.11']:.0%}).",
+        (f"The generated client's CPU per message is {ours / theirs:.0%} of librabbitmq's "
+         f"(instructions: {instr['amqgen C client'] / instr['librabbitmq 0.11']:.0%})."),
     ])
     print(block)
     if args.readme:
