@@ -1,11 +1,13 @@
 """The C target's sans-I/O engine (include/<prefix>_engine.h, rendered from the behaviour plan) against a real
-RabbitMQ on 127.0.0.1:5672 (guest/guest), driven by tests/c/engine_run.c over a POSIX socket: PLAIN handshake
-with heartbeat 1 s and frame_max 4096, an exclusive queue, publisher confirms, bodies over frame_max, basic.qos
-and acks, a 404 channel close survived, basic.get and get-empty, tx rollback and commit, local misuse refused
-with nothing written, an idle stretch kept alive by the engine's heartbeats, clean close and the EOF after it.
+RabbitMQ on 127.0.0.1:5672 (guest/guest), driven by tests/c/engine_run.c over a POSIX socket: the Python engine's
+scenario list (PLAIN handshake with heartbeat 1 s and frame_max 4096, 3 channels, 1,000 confirmed messages with
+bodies over frame_max, basic.qos and acks, a 404 channel close survived, basic.get and get-empty, tx rollback and
+commit, a server-sent basic.cancel, local misuse refused with nothing written, an idle stretch kept alive by the
+engine's heartbeats, clean close and the EOF after it, then a forced close by rabbitmqctl on a second connection).
 The blocking client on it (client/<prefix>_client.h) runs the issue's exercise (examples/c_client/main.c, at
-most 63 code lines) and an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c). Built with
-warnings as errors, ASan and UBSan. Without a broker it FAILS (never skips).
+most 63 code lines), an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c), and a confirming
+channel's end over hand-built server frames (tests/c/client_ends.c). Built with warnings as errors, ASan and
+UBSan. Without a broker it FAILS (never skips).
 """
 
 from __future__ import annotations
@@ -166,3 +168,14 @@ def test_the_blocking_client_against_rabbitmq(tree: Path, objects: list[str]) ->
     proc = run(str(link(tree, objects, cbuild.C_DIR / "client_run.c", "client_run")), HOST, PORT, name)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     assert proc.stdout.startswith("OK AMQPLAIN, 50 confirmed, 50 got back"), proc.stdout
+
+
+def test_the_client_when_a_confirming_channel_ends(tree: Path, objects: list[str]) -> None:
+    """tests/c/client_ends.c, the client over a scripted transport of hand-built server frames: wait_confirms and
+    a call whose channel the server closes with publishes unconfirmed return <PREFIX>_CLIENT_CLOSED with the
+    close in last, the unconfirmed runs go to on_event, and the close-ok of our close ends it."""
+    proc = subprocess.run([str(link(tree, objects, cbuild.C_DIR / "client_ends.c", "client_ends"))],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout == (
+        "OK wait_confirms and a call end with the channel's close, unconfirmed 1:2..3 1:1..1\n"), (
+        proc.stdout + proc.stderr)[-4000:]
