@@ -1,17 +1,20 @@
 """The C target's sans-I/O engine (include/<prefix>_engine.h, rendered from the behaviour plan) against a real
-RabbitMQ on 127.0.0.1:5672 (guest/guest), driven by tests/c/engine_run.c over a POSIX socket: PLAIN handshake
-with heartbeat 1 s and frame_max 4096, an exclusive queue, publisher confirms, bodies over frame_max, basic.qos
-and acks, a 404 channel close survived, basic.get and get-empty, tx rollback and commit, local misuse refused
-with nothing written, an idle stretch kept alive by the engine's heartbeats, clean close and the EOF after it.
+RabbitMQ on 127.0.0.1:5672 (guest/guest), driven by tests/c/engine_run.c over a POSIX socket: the Python engine's
+scenario list (PLAIN handshake with heartbeat 1 s and frame_max 4096, 3 channels, 1,000 confirmed messages with
+bodies over frame_max, basic.qos and acks, a 404 channel close survived, basic.get and get-empty, tx rollback and
+commit, a server-sent basic.cancel, local misuse refused with nothing written, an idle stretch kept alive by the
+engine's heartbeats, clean close and the EOF after it, then a forced close by rabbitmqctl on a second connection).
 The blocking client on it (client/<prefix>_client.h) runs the issue's exercise (examples/c_client/main.c, at
-most 63 code lines) and an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c). Built with
-warnings as errors, ASan and UBSan. Without a broker it FAILS (never skips).
+most 63 code lines), an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c), and a confirming
+channel's end over hand-built server frames (tests/c/client_ends.c). Built with warnings as errors, ASan and
+UBSan. Without a broker it FAILS (never skips).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -75,11 +78,57 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def test_the_engine_runs_the_scenario_against_rabbitmq(engine_run: Path) -> None:
+def close_connection(port: int) -> None:
+    """Closes the broker's connection from our local ``port`` (that one only) with rabbitmqctl."""
+    ctl = shutil.which("rabbitmqctl")
+    assert ctl, "rabbitmqctl is not installed (Debian package rabbitmq-server)"
+    listed = subprocess.run([ctl, "list_connections", "-q", "pid", "peer_port"], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert listed.returncode == 0, listed.stderr
+    pids = [ln.split("\t")[0] for ln in listed.stdout.splitlines() if ln.split("\t")[-1].strip() == str(port)]
+    assert len(pids) == 1, f"no broker connection from port {port}: {listed.stdout}"
+    closed = subprocess.run([ctl, "close_connection", pids[0], "forced by test_c_engine"], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert closed.returncode == 0, closed.stderr
+
+
+@pytest.mark.slow
+def test_the_engine_runs_the_scenario_list_against_rabbitmq(engine_run: Path) -> None:
+    """The Python engine's RabbitMQ scenario list on the C engine (tests/c/engine_run.c says what each step
+    checks); the broker's forced close is rabbitmqctl's, run here on the program's second connection only."""
     name = f"amqgen-c-engine-{uuid.uuid4().hex[:12]}"
-    proc = run(str(engine_run), HOST, PORT, USER, PASSWORD, name, "300")
-    assert proc.returncode == 0, f"engine run failed: {proc.stdout.strip()} {proc.stderr.strip()}"[-4000:]
-    assert proc.stdout.startswith("OK 300 messages published, 300 confirmed, 30 bodies over frame_max"), proc.stdout
+    proc = subprocess.Popen([str(engine_run), HOST, PORT, USER, PASSWORD, name, "1000"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line.strip())
+            if line.startswith("READY "):
+                close_connection(int(line.split()[1]))
+            if line.startswith(("FAIL", "NO BROKER", "OK forced close")):
+                break
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if proc.returncode == 2 and seen and seen[0].startswith("NO BROKER"):
+        pytest.fail(f"the C engine test needs a broker on {HOST}:{PORT}: {seen[0][10:]}")
+    assert proc.returncode == 0 and len(seen) == 10, f"engine run failed: {seen} {err}"[-4000:]
+    beats = re.fullmatch(r"OK idle 3 s, (\d+) heartbeats sent", seen[6] if len(seen) > 6 else "")
+    assert beats and int(beats.group(1)) >= 2, seen  # one a second of our silence (RabbitMQ closes after 2 missed)
+    assert seen == [
+        "OK negotiated heartbeat 1 frame_max 4096",
+        "OK 1000 published, 1000 confirmed",
+        "OK qos 10, 1000 deliveries acked, 100 bodies over frame_max, bodies and headers as published",
+        "OK 404 closed channel 2, the engine answered, channel 2 reopened",
+        "OK get-empty, tx rollback not delivered, tx commit delivered by get-ok",
+        "OK server-sent basic.cancel on channel 3",
+        seen[6],
+        "OK clean close, then the end of the stream: end of stream after the connection closed",
+        seen[8] if re.fullmatch(r"READY \d+", seen[8]) else "READY <port>",
+        "OK forced close 320 answered, then the end of the stream: end of stream after the connection closed",
+    ], seen
 
 
 def test_the_engine_compiles_clean_and_clang_formatted(tree: Path) -> None:
@@ -119,3 +168,14 @@ def test_the_blocking_client_against_rabbitmq(tree: Path, objects: list[str]) ->
     proc = run(str(link(tree, objects, cbuild.C_DIR / "client_run.c", "client_run")), HOST, PORT, name)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     assert proc.stdout.startswith("OK AMQPLAIN, 50 confirmed, 50 got back"), proc.stdout
+
+
+def test_the_client_when_a_confirming_channel_ends(tree: Path, objects: list[str]) -> None:
+    """tests/c/client_ends.c, the client over a scripted transport of hand-built server frames: wait_confirms and
+    a call whose channel the server closes with publishes unconfirmed return <PREFIX>_CLIENT_CLOSED with the
+    close in last, the unconfirmed runs go to on_event, and the close-ok of our close ends it."""
+    proc = subprocess.run([str(link(tree, objects, cbuild.C_DIR / "client_ends.c", "client_ends"))],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0 and proc.stdout == (
+        "OK wait_confirms and a call end with the channel's close, unconfirmed 1:2..3 1:1..1\n"), (
+        proc.stdout + proc.stderr)[-4000:]

@@ -89,8 +89,9 @@ def test_recorded_conversations(engine: ModuleType, driver: Path, recorded: dict
                                 name: str) -> None:
     log = same(engine, driver, recorded[name])
     # the log is not empty agreement: each conversation ends where it must
-    want = {"full_session": "ev lost 1", "server_closes": "ev lost 1", "peer_silent": "ev lost 0"}[name]
-    assert log[-1] == want, log[-5:]
+    after, was_open = "ev lost 1 end of stream after the connection closed", "ev lost 0 end of stream while the connection was open"
+    want = {"full_session": after, "server_closes": after, "peer_silent": was_open, "unconfirmed_runs": was_open}
+    assert log[-1] == want[name], log[-5:]
     assert "ev protocol-error" not in "\n".join(log), [x for x in log if "protocol-error" in x]
     if name == "full_session":
         kinds = {x.split()[1] for x in log if x.startswith("ev ")}
@@ -100,6 +101,14 @@ def test_recorded_conversations(engine: ModuleType, driver: Path, recorded: dict
         assert log.count("out 08000000000000ce") >= 2  # the engine's heartbeats through the idle stretch
     if name == "peer_silent":
         assert "ev silent" in log
+    evs = [x for x in log if x.startswith("ev ") and x.split()[1] in ("unconfirmed", "channel-closed", "lost",
+                                                                       "connection-closed")]
+    if name == "server_closes":  # the forced close ends the one publish never confirmed, reported before it
+        assert evs == ["ev unconfirmed 1 1 1", "ev connection-closed 320", after], evs
+    if name == "unconfirmed_runs":  # (streams.unconfirmed_runs says which publishes end unconfirmed)
+        assert evs == ["ev unconfirmed 2 1 3", "ev channel-closed 2 406", "ev unconfirmed 3 2 2",
+                       "ev channel-closed 3 200", "ev unconfirmed 1 1 1", "ev unconfirmed 1 3 3",
+                       "ev unconfirmed 1 6 6", "ev unconfirmed 2 1 1", was_open], evs
 
 
 def recuts(lines: list[str], cuts: list[int]) -> list[str]:

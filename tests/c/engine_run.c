@@ -1,11 +1,14 @@
-/* The generated sans-I/O engine (ag_engine.h) driven over a POSIX socket against RabbitMQ: the PLAIN
- * handshake with heartbeat 1 s and frame_max 4096, an exclusive queue, publisher confirms for COUNT messages
- * with properties and a headers table (every 10th body over frame_max), basic.qos and a consumer acking each
- * message with every body and header compared, a 404 channel close survived on channel 2 and the channel
- * reopened, basic.get-empty, tx rollback and commit read back with basic.get, local misuse refused with
- * nothing written, an idle stretch of 3 s kept alive by the engine's heartbeats, a clean close and the EOF
- * after it. Usage: engine_run host port user password queue count. Prints "OK ..." or "FAIL ..." (exit 1);
- * "NO BROKER ..." (exit 2) when nothing answers. */
+/* The generated sans-I/O engine (ag_engine.h) driven over a POSIX socket against RabbitMQ, the scenario list:
+ * the PLAIN handshake with heartbeat 1 s and frame_max 4096, 3 channels, an exclusive queue, publisher confirms
+ * for COUNT messages with properties and a headers table (every 10th body over frame_max), basic.qos and a
+ * consumer acking each message with every body and header compared, a 404 channel close survived on channel 2
+ * and the channel reopened, basic.get-empty, tx rollback and commit read back with basic.get, a server-sent
+ * basic.cancel on channel 3 (its queue deleted from channel 1), local misuse refused with nothing written, an
+ * idle stretch of 3 s kept alive by the engine's heartbeats, a clean close and the EOF after it; then a second
+ * connection that prints "READY <its local port>" and waits for the broker to close it (the test runs
+ * rabbitmqctl close_connection on that connection only): connection.close 320 answered, then the EOF.
+ * Usage: engine_run host port user password queue count. Prints a line "OK ..." per step, or "FAIL ..."
+ * (exit 1); "NO BROKER ..." (exit 2) when nothing answers. */
 #define _POSIX_C_SOURCE 200809L
 #include "ag_engine.h"
 
@@ -22,6 +25,7 @@
 static int fd = -1;
 static ag_engine_t eng;
 static uint8_t in_store[4096], out_store[1 << 20], msg_store[1 << 16], rbuf[1 << 16];
+static unsigned heartbeats_sent; /* heartbeat frames written on their own (the idle stretch's) */
 
 static void fail(const char *what) {
   printf("FAIL %s\n", what);
@@ -37,6 +41,8 @@ static uint64_t now_ms(void) {
 static void flush(void) {
   size_t len;
   const uint8_t *d = ag_engine_data_to_send(&eng, &len);
+  static const uint8_t heartbeat[8] = {8, 0, 0, 0, 0, 0, 0, 0xce};
+  heartbeats_sent += len == 8 && memcmp(d, heartbeat, 8) == 0;
   while (len > 0) {
     ssize_t n = write(fd, d, len);
     if (n <= 0)
@@ -151,11 +157,9 @@ static void check_message(const ag_event_t *ev, unsigned i) {
     fail("a property differs");
 }
 
-int main(int argc, char **argv) {
-  if (argc != 7)
-    return 3;
-  unsigned count = (unsigned)atoi(argv[6]);
-  ag_bytes_t queue = ag_cstring(argv[5]);
+/* connects and negotiates (PLAIN, heartbeat 1 s, frame_max 4096); the client properties carry the capability
+   RabbitMQ wants before it sends basic.cancel, and a connection name */
+static void open_connection(char **argv, const char *name) {
   struct addrinfo hints, *ai;
   memset(&hints, 0, sizeof hints);
   hints.ai_socktype = SOCK_STREAM;
@@ -164,7 +168,7 @@ int main(int argc, char **argv) {
   fd = socket(ai->ai_family, SOCK_STREAM, 0);
   if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
     printf("NO BROKER no AMQP broker answers on %s:%s\n", argv[1], argv[2]);
-    return 2;
+    exit(2);
   }
   freeaddrinfo(ai);
   ag_engine_config_t cfg = {4096, 8, 1, in_store, sizeof in_store, out_store, sizeof out_store,
@@ -179,7 +183,18 @@ int main(int argc, char **argv) {
   expect(AG_CONNECTION_START, &ev);
   char resp[512];
   int rlen = snprintf(resp, sizeof resp, "%c%s%c%s", 0, argv[3], 0, argv[4]);
+  uint8_t props[256];
+  ag_table_writer_t w;
+  ag_table_writer_init(&w, props, sizeof props);
+  ag_table_add_str(&w, AG_LIT("connection_name"), ag_cstring(name));
+  ag_table_put_key(&w, AG_LIT("capabilities"));
+  ag_table_begin_table(&w);
+  ag_table_add_bool(&w, AG_LIT("consumer_cancel_notify"), true);
+  ag_table_add_bool(&w, AG_LIT("publisher_confirms"), true);
+  ag_table_end_table(&w);
   ag_method_t m = method(AG_CONNECTION_START_OK);
+  if (ag_table_writer_finish(&w, &m.u.connection_start_ok.client_properties) != AG_OK)
+    fail("client properties");
   m.u.connection_start_ok.mechanism = AG_LIT("PLAIN");
   m.u.connection_start_ok.response = (ag_bytes_t){(const uint8_t *)resp, (size_t)rlen};
   m.u.connection_start_ok.locale = AG_LIT("en_US");
@@ -193,6 +208,18 @@ int main(int argc, char **argv) {
   m.u.connection_open.virtual_host = AG_LIT("/");
   call(0, &m);
   expect(AG_CONNECTION_OPEN_OK, &ev);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 7)
+    return 3;
+  setvbuf(stdout, NULL, _IOLBF, 0); /* the test reads the lines as they come */
+  unsigned count = (unsigned)atoi(argv[6]);
+  ag_bytes_t queue = ag_cstring(argv[5]);
+  open_connection(argv, argv[5]);
+  printf("OK negotiated heartbeat 1 frame_max 4096\n");
+  ag_event_t ev;
+  ag_method_t m;
 
   /* local misuse: refused with a status and nothing written */
   m = method(AG_BASIC_GET);
@@ -238,6 +265,7 @@ int main(int argc, char **argv) {
   }
   if (eng.ch[1].unconfirmed != 0)
     fail("the engine counts unconfirmed publishes after every confirm");
+  printf("OK %u published, %llu confirmed\n", count, (unsigned long long)acked);
 
   /* qos and a consumer acking each message */
   m = method(AG_BASIC_QOS);
@@ -263,6 +291,8 @@ int main(int argc, char **argv) {
   m.u.basic_cancel.consumer_tag = AG_LIT("c1");
   call(1, &m);
   expect(AG_BASIC_CANCEL_OK, &ev);
+  printf("OK qos 10, %u deliveries acked, %u bodies over frame_max, bodies and headers as published\n", count,
+         over);
 
   /* channel 2: a 404 closes it, the engine answers close-ok, it opens again */
   m = method(AG_CHANNEL_OPEN);
@@ -280,6 +310,7 @@ int main(int argc, char **argv) {
   m = method(AG_CHANNEL_OPEN);
   call(2, &m);
   expect(AG_CHANNEL_OPEN_OK, &ev);
+  printf("OK 404 closed channel 2, the engine answered, channel 2 reopened\n");
   m = method(AG_BASIC_GET);
   m.u.basic_get.queue = queue;
   m.u.basic_get.no_ack = true;
@@ -310,14 +341,50 @@ int main(int argc, char **argv) {
   m.u.basic_get.no_ack = true;
   call(2, &m);
   expect(AG_BASIC_GET_EMPTY, &ev);
+  printf("OK get-empty, tx rollback not delivered, tx commit delivered by get-ok\n");
+
+  /* channel 3: a consumer on a second queue, deleted from channel 1: the server cancels the consumer */
+  char second[300];
+  snprintf(second, sizeof second, "%s-cancelled", argv[5]);
+  m = method(AG_CHANNEL_OPEN);
+  call(3, &m);
+  expect(AG_CHANNEL_OPEN_OK, &ev);
+  m = method(AG_QUEUE_DECLARE);
+  m.u.queue_declare.queue = ag_cstring(second);
+  m.u.queue_declare.exclusive = true;
+  call(3, &m);
+  expect(AG_QUEUE_DECLARE_OK, &ev);
+  m = method(AG_BASIC_CONSUME);
+  m.u.basic_consume.queue = ag_cstring(second);
+  m.u.basic_consume.consumer_tag = AG_LIT("c3");
+  call(3, &m);
+  expect(AG_BASIC_CONSUME_OK, &ev);
+  m = method(AG_QUEUE_DELETE);
+  m.u.queue_delete.queue = ag_cstring(second);
+  call(1, &m);
+  bool deleted = false, cancelled = false; /* the two may come in either order */
+  while (!deleted || !cancelled) {
+    int t = next(&ev);
+    if (t == AG_EV_METHOD && ev.channel == 1 && ev.method.id == AG_QUEUE_DELETE_OK && !deleted)
+      deleted = true;
+    else if (t == AG_EV_METHOD && ev.channel == 3 && ev.method.id == AG_BASIC_CANCEL && !cancelled &&
+             ev.method.u.basic_cancel.consumer_tag.len == 2 &&
+             memcmp(ev.method.u.basic_cancel.consumer_tag.bytes, "c3", 2) == 0)
+      cancelled = true;
+    else
+      fail("wanted queue.delete-ok on 1 and basic.cancel of c3 on 3");
+  }
+  printf("OK server-sent basic.cancel on channel 3\n");
 
   /* 3 s idle: only the engine's heartbeats; RabbitMQ closes a connection silent for 2 intervals */
   uint64_t until = now_ms() + 3000;
+  unsigned beats = heartbeats_sent;
   int t = next_until(&ev, until);
   if (t != AG_EV_NONE) {
     printf("FAIL event %d (code %u) in the idle stretch\n", t, ev.reply_code);
     exit(1);
   }
+  printf("OK idle 3 s, %u heartbeats sent\n", heartbeats_sent - beats);
 
   /* our channel close, then the connection's; then the peer's EOF */
   m = method(AG_CHANNEL_CLOSE);
@@ -333,7 +400,27 @@ int main(int argc, char **argv) {
   if (next(&ev) != AG_EV_CONNECTION_LOST || !ev.closed)
     fail("wanted the end of the stream after the close");
   close(fd);
-  printf("OK %u messages published, %llu confirmed, %u bodies over frame_max, 404 survived, tx, idle 3 s\n", count,
-         (unsigned long long)acked, over);
+  printf("OK clean close, then the end of the stream: %s\n", ev.what);
+
+  /* a second connection, which the broker closes (the test's rabbitmqctl close_connection) */
+  char name[300];
+  snprintf(name, sizeof name, "%s-forced", argv[5]);
+  open_connection(argv, name);
+  m = method(AG_CHANNEL_OPEN);
+  call(1, &m);
+  expect(AG_CHANNEL_OPEN_OK, &ev);
+  struct sockaddr_storage local;
+  socklen_t local_len = sizeof local;
+  if (getsockname(fd, (struct sockaddr *)&local, &local_len) != 0)
+    fail("getsockname");
+  printf("READY %u\n", ntohs(local.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&local)->sin6_port
+                                                          : ((struct sockaddr_in *)&local)->sin_port));
+  t = next_until(&ev, now_ms() + 60000);
+  if (t != AG_EV_CONNECTION_CLOSED || ev.reply_code != 320)
+    fail("wanted the broker's connection.close 320 within 60 s");
+  if (next(&ev) != AG_EV_CONNECTION_LOST || !ev.closed)
+    fail("wanted the end of the stream after the broker's close");
+  close(fd);
+  printf("OK forced close 320 answered, then the end of the stream: %s\n", ev.what);
   return 0;
 }

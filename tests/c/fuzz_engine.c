@@ -47,6 +47,8 @@ static void drain(ag_engine_t *e) {
       return;
     if (t == AG_EV_MESSAGE || t == AG_EV_MESSAGE_RETURNED)
       assert(ev.body.len == ev.header.body_size && (ev.body.len == 0 || ev.body.bytes != NULL));
+    if (t == AG_EV_PUBLISHES_UNCONFIRMED) /* a run of the three publishes on channel 1 */
+      assert(ev.channel == 1 && 1 <= ev.first_tag && ev.first_tag <= ev.delivery_tag && ev.delivery_tag <= 3);
     if (t == AG_EV_PROTOCOL_ERROR) /* the caller's part: close, then keep reading */
       (void)ag_engine_close(e, ev.reply_code, AG_LIT("fuzz"));
   }
@@ -104,5 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   ag_engine_receive(&e, data, 0);
   drain(&e);
+  /* the end of the stream reported every publish left unconfirmed */
+  assert(e.state == 6 && !e.held_due && e.reporting == 0 && e.ch[1].unconfirmed == 0);
   return 0;
 }

@@ -99,7 +99,11 @@ static void drain(void) {
       printf("ev protocol-error %u", ev.reply_code);
       break;
     case AG_EV_CONNECTION_LOST:
-      printf("ev lost %d", ev.closed ? 1 : 0);
+      printf("ev lost %d %s", ev.closed ? 1 : 0, ev.what);
+      break;
+    case AG_EV_PUBLISHES_UNCONFIRMED:
+      printf("ev unconfirmed %u %llu %llu", ev.channel, (unsigned long long)ev.first_tag,
+             (unsigned long long)ev.delivery_tag);
       break;
     default:
       printf("ev unknown %d", t);

@@ -19,9 +19,20 @@ def _hex(b: bytes) -> str:
     return b.hex() or "-"
 
 
+def runs(tags: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Tags as runs of consecutive ones, oldest first (the C engine reports a run per event: no allocation)."""
+    out: list[tuple[int, int]] = []
+    for t in sorted(tags):
+        if out and out[-1][1] + 1 == t:
+            out[-1] = (out[-1][0], t)
+        else:
+            out.append((t, t))
+    return out
+
+
 def canonical(methods: ModuleType, ev: Any) -> str | None:
-    """One event as a log line; None for the events the log leaves out (README: HeartbeatDue, whose frame is in
-    the bytes out, and PublishesUnconfirmed, which the C engine does not report)."""
+    """One event as log lines (PublishesUnconfirmed: one a run of tags); None for HeartbeatDue, which the log
+    leaves out (README: its frame is in the bytes out)."""
     name = type(ev).__name__
     if name == "MethodReceived":
         return f"ev method {ev.channel} {_hex(methods.encode_method(ev.method))}"
@@ -44,10 +55,31 @@ def canonical(methods: ModuleType, ev: Any) -> str | None:
     if name == "ProtocolError":
         return f"ev protocol-error {ev.reply_code}"
     if name == "ConnectionLost":
-        return f"ev lost {int(ev.closed)}"
-    if name in ("HeartbeatDue", "PublishesUnconfirmed"):
+        return f"ev lost {int(ev.closed)} {ev.reason}"
+    if name == "PublishesUnconfirmed":
+        return "\n".join(f"ev unconfirmed {ev.channel} {a} {b}" for a, b in runs(ev.delivery_tags))
+    if name == "HeartbeatDue":
         return None
     return f"ev unknown {name}"
+
+
+def by_channel(events: list[str]) -> list[str]:
+    """Each block of consecutive unconfirmed runs in channel order (the connection's end: the Python engine goes
+    through its channels in the order they were first opened, the C engine in number order); a channel's runs
+    keep their order."""
+    out: list[str] = []
+    i = 0
+    while i < len(events):
+        j = i
+        while j < len(events) and events[j].startswith("ev unconfirmed "):
+            j += 1
+        if j > i:
+            out.extend(sorted(events[i:j], key=lambda x: int(x.split()[2])))
+            i = j
+        else:
+            out.append(events[i])
+            i += 1
+    return out
 
 
 def run(engine: ModuleType, lines: Iterable[str]) -> list[str]:
@@ -88,10 +120,12 @@ def run(engine: ModuleType, lines: Iterable[str]) -> list[str]:
                 raise ValueError(f"bad-stream {w[0]}")
         except engine.LocalProtocolError:
             log.append("refused")
+        events: list[str] = []
         while (ev := conn.next_event()) is not None:
             text = canonical(methods, ev)
             if text is not None:
-                log.append(text)
+                events.extend(text.split("\n"))
+        log.extend(by_channel(events))
         out = conn.data_to_send()
         if out:
             log.append(f"out {_hex(out)}")

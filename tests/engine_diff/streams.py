@@ -175,6 +175,33 @@ def server_closes(engine: ModuleType) -> list[str]:
     return r.lines
 
 
+def unconfirmed_runs(engine: ModuleType) -> list[str]:
+    """Publishes that end unconfirmed: channel 1 has 1, 3 and 6 left (2 and 5 acked, 4 nacked), channel 2 its
+    3 when the server closes it (406), channel 3 its 2nd when we close it; channel 2 reopened confirms anew from
+    tag 1; then the stream ends while the connection is open (channel 1's three runs and channel 2's tag 1)."""
+    r = Recorder(engine, heartbeat=0)
+    r.handshake()
+    for ch in (1, 2, 3):
+        r.open_channel(ch)
+        r.send(ch, r.m("confirm.select"))
+        r.server(ch, "confirm.select-ok")
+    for ch, count in ((1, 6), (2, 3), (3, 2)):
+        for i in range(count):
+            r.publish(ch, r.m("basic.publish", routing_key=f"q{ch}"), bytes([i]) * i)
+    r.server(1, "basic.ack", delivery_tag=2)
+    r.server(1, "basic.nack", delivery_tag=4, requeue=False)
+    r.server(1, "basic.ack", delivery_tag=5)
+    r.server(2, "channel.close", reply_code=406, reply_text="PRECONDITION_FAILED", class_id=60, method_id=40)
+    r.server(3, "basic.ack", delivery_tag=1)
+    r.send(3, r.m("channel.close", reply_code=200, reply_text="done"))  # the server engine answers it
+    r.open_channel(2)
+    r.send(2, r.m("confirm.select"))
+    r.server(2, "confirm.select-ok")
+    r.publish(2, r.m("basic.publish", routing_key="q2"), b"again")
+    r.eof()
+    return r.lines
+
+
 def peer_silent(engine: ModuleType) -> list[str]:
     """The server goes quiet: our heartbeats go out, then PeerSilent after two intervals, then the end."""
     r = Recorder(engine, heartbeat=2, server=(2047, 131072, 2))
@@ -185,4 +212,5 @@ def peer_silent(engine: ModuleType) -> list[str]:
     return r.lines
 
 
-SCENARIOS = {"full_session": full_session, "server_closes": server_closes, "peer_silent": peer_silent}
+SCENARIOS = {"full_session": full_session, "server_closes": server_closes, "peer_silent": peer_silent,
+             "unconfirmed_runs": unconfirmed_runs}
