@@ -17,6 +17,8 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -89,9 +91,22 @@ public final class JavaDriver {
         } else if (ev instanceof EngineEvent.ProtocolError pe) {
             return "ev protocol-error " + pe.replyCode();
         } else if (ev instanceof EngineEvent.ConnectionLost l) {
-            return "ev lost " + (l.closed() ? 1 : 0);
-        } else if (ev instanceof EngineEvent.HeartbeatDue || ev instanceof EngineEvent.PublishesUnconfirmed) {
-            return null; // left out of the log (README): the heartbeat is in the bytes out; C does not report it
+            return "ev lost " + (l.closed() ? 1 : 0) + " " + l.reason();
+        } else if (ev instanceof EngineEvent.PublishesUnconfirmed u) { // runs of consecutive tags, as C gives them
+            StringBuilder b = new StringBuilder();
+            List<Long> tags = u.deliveryTags();
+            for (int i = 0; i < tags.size(); ) {
+                int j = i;
+                while (j + 1 < tags.size() && tags.get(j + 1) == tags.get(j) + 1) {
+                    j++;
+                }
+                b.append(b.length() > 0 ? "\n" : "").append("ev unconfirmed ").append(u.channel()).append(' ')
+                        .append(tags.get(i)).append(' ').append(tags.get(j));
+                i = j + 1;
+            }
+            return b.toString();
+        } else if (ev instanceof EngineEvent.HeartbeatDue) {
+            return null; // left out of the log (README): the heartbeat is in the bytes out
         }
         return "ev unknown " + ev.getClass().getSimpleName();
     }
@@ -141,10 +156,27 @@ public final class JavaDriver {
             } catch (DecodeException | ArrayIndexOutOfBoundsException | IllegalArgumentException x) {
                 bad(line);
             }
+            List<String> events = new ArrayList<>();
             for (EngineEvent ev = e.nextEvent(); ev != null; ev = e.nextEvent()) {
                 String text = event(ev);
                 if (text != null) {
-                    OUT.println(text);
+                    events.addAll(List.of(text.split("\n")));
+                }
+            }
+            // each block of unconfirmed runs in channel order (pydriver's by_channel: the engines walk their
+            // channels in different orders at the connection's end); a channel's runs keep their order
+            for (int i = 0; i < events.size(); ) {
+                int j = i;
+                while (j < events.size() && events.get(j).startsWith("ev unconfirmed ")) {
+                    j++;
+                }
+                if (j > i) {
+                    List<String> block = new ArrayList<>(events.subList(i, j));
+                    block.sort(Comparator.comparingInt(x -> Integer.parseInt(x.split(" ")[2])));
+                    block.forEach(OUT::println);
+                    i = j;
+                } else {
+                    OUT.println(events.get(i++));
                 }
             }
             byte[] out = e.dataToSend();
