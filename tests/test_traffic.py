@@ -431,6 +431,40 @@ def test_synthetic_violations(tmp: Any, tmp_path: Path) -> None:
     assert last["body_received"] == 2 and last["routing_key"] == "k"
 
 
+def test_limits_come_from_the_negotiation_the_observer_took_in(tmp: Any, tmp_path: Path) -> None:
+    """The checker's limits are the engine Observer's tune and tune-ok: a frame over 4096 octets before the tune-ok
+    is no violation, one after it is; a tune-ok channel-max over the tune's breaks the spec's ``le`` assert; the
+    connection row carries the tune-ok's values; a tune-ok after the negotiation (left out) changes nothing."""
+    gen = pipeline(tmp).codec
+    m, f = gen.methods, gen.frames
+    big = {"pad": "x" * 5000}  # a connection.start of over 5,000 octets, before any limit is known
+    talk = [
+        ("c", gen.constants.PROTOCOL_HEADER),
+        ("s", m.ConnectionStart(version_major=0, version_minor=9, server_properties=big, mechanisms=b"PLAIN",
+                                locales=b"en_US").encode_frame(0)),
+        ("c", m.ConnectionStartOk(client_properties={}, mechanism="PLAIN", response=b"\0a\0b",
+                                  locale="en_US").encode_frame(0)),
+        ("s", m.ConnectionTune(channel_max=10, frame_max=4096, heartbeat=0).encode_frame(0)),
+        ("c", m.ConnectionTuneOk(channel_max=20, frame_max=4096, heartbeat=0).encode_frame(0)),  # assert: 20 > 10
+        ("c", m.ConnectionOpen(virtual_host="/").encode_frame(0)),
+        ("s", m.ConnectionOpenOk().encode_frame(0)),
+        ("c", m.ChannelOpen().encode_frame(1)),
+        ("s", m.ChannelOpenOk().encode_frame(1)),
+        ("c", m.ConnectionTuneOk(channel_max=1, frame_max=131072, heartbeat=9).encode_frame(0)),  # left out
+        # a body frame of 5,000 + 8 octets: over the tune-ok's 4096 (not the late one's 131072)
+        ("c", f.encode_message(1, m.BasicPublish(exchange="", routing_key="k"), None, b"y" * 5000, 131072)),
+    ]
+    path = tmp_path / "limits.pcap"
+    synth_capture(path, talk)
+    out = decode(tmp, [path])
+    got = [(v["kind"], v["method"], v["detail"]) for v in sorted(out["violations"], key=lambda v: v["packet"])]
+    assert [g[:2] for g in got] == [("assert", "connection.tune-ok"), ("sequence", "connection.tune-ok"),
+                                    ("frame-size", None)], got
+    assert "channel-max 20" in got[0][2] and got[2][2] == "a frame of 5008 octets; the negotiated frame_max is 4096"
+    [c] = out["connections"]
+    assert (c["channel_max"], c["frame_max"], c["heartbeat"]) == (20, 4096, 0)
+
+
 def test_the_same_property_octets_of_two_classes_give_each_its_own_properties(tmp: Any, tmp_path: Path) -> None:
     """0-9's basic and file classes both carry content, with different property lists: flags 0x1000 and one
     octet 2 are basic's delivery-mode but file's priority. Header frames are built here by hand."""

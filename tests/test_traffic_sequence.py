@@ -89,6 +89,27 @@ def test_a_clean_conversation_gives_nothing(amqp091: ModuleType) -> None:
     assert observe(amqp091, frames, at=list(range(len(frames)))) == []
 
 
+def test_the_observer_holds_the_negotiated_limits(amqp091: ModuleType) -> None:
+    """``tune`` and ``tune_ok`` (what the traffic checker reads): None until the observer takes each in; a tune-ok
+    after the negotiation is reported and left out, so the limits stay."""
+    m, f = amqp091.methods, amqp091.frames
+    obs = amqp091.engine.Observer(contents=False)
+    obs.protocol_header(C, amqp091.constants.PROTOCOL_HEADER)
+    frames = opening(amqp091, channel_max=7)
+    for d, fr in frames[:2]:
+        obs.frame(d, fr)
+    assert obs.tune is None and obs.tune_ok is None
+    obs.frame(*frames[2])
+    assert (obs.tune.channel_max, obs.tune.frame_max, obs.tune.heartbeat) == (7, 4096, 0) and obs.tune_ok is None
+    obs.frame(*frames[3])
+    assert (obs.tune_ok.channel_max, obs.tune_ok.frame_max, obs.tune_ok.heartbeat) == (7, 4096, 0)
+    for d, fr in frames[4:]:
+        assert obs.frame(d, fr) == ()
+    late = obs.frame(C, f.MethodFrame(0, m.ConnectionTuneOk(channel_max=1, frame_max=8192, heartbeat=5)))
+    assert [(o.error.kind, o.method) for o in late] == [("out-of-sequence", "connection.tune-ok")]
+    assert (obs.tune_ok.channel_max, obs.tune_ok.frame_max) == (7, 4096)
+
+
 def test_each_fault_is_one_violation_and_the_observer_goes_on(amqp091: ModuleType) -> None:
     m, f = amqp091.methods, amqp091.frames
     base = opening(amqp091)

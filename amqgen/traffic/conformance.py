@@ -4,7 +4,9 @@ Everything a check compares with comes from the generated codec or the model: wh
 exist, which methods carry content (``HAS_CONTENT``), who may send a method (``DIRECTION``, from
 the chassis), which replies answer a synchronous request (``RESPONSES``), which classes live on
 channel 0 (``handler="connection"``), the asserts (``checks.validate``), the negotiated limits
-(the connection's own ``connection.tune`` and ``tune-ok``) and the reply codes (spec constants).
+(the connection's ``connection.tune`` and ``tune-ok`` as the generated engine's Observer took them
+in: sequence.py; the checker does not follow the negotiation a second time) and the reply codes
+(spec constants).
 
 The kinds of violation, with the constant whose reply code a peer would close with:
 
@@ -117,17 +119,29 @@ class Message:
 
 @dataclass
 class Negotiated:
+    """What the connection's own methods said; the limits are read from ``observer``, the generated engine's
+    Observer, which takes the negotiation in (None until its tune-ok)."""
+
+    observer: Any
     server_properties: Any = None
     client_properties: Any = None
     mechanism: str | None = None
     virtual_host: str | None = None
-    tune: Any = None  # the server's connection.tune
-    channel_max: int | None = None
-    frame_max: int | None = None
-    heartbeat: int | None = None
     close_code: int | None = None
     close_text: str | None = None
     closed_by: str | None = None
+
+    @property
+    def channel_max(self) -> int | None:
+        return getattr(self.observer.tune_ok, "channel_max", None)
+
+    @property
+    def frame_max(self) -> int | None:
+        return getattr(self.observer.tune_ok, "frame_max", None)
+
+    @property
+    def heartbeat(self) -> int | None:
+        return getattr(self.observer.tune_ok, "heartbeat", None)
 
 
 class Checker:
@@ -139,11 +153,11 @@ class Checker:
         self.keep_bodies = keep_bodies
         self.violations: list[Violation] = []
         self.messages: list[Message] = []
-        self.state = Negotiated()
         self._contents: dict[tuple[int, int], Content] = {}  # (direction index, channel)
         self._pending: dict[tuple[int, int], list[Any]] = {}  # (requester index, channel) -> requests
         self._early: dict[tuple[int, int], tuple[Any, Meta]] = {}  # (requester index, channel) -> reply
         self._limits: dict[str, int] | None = None
+        self._limits_of: Any = None  # the tune ``_limits`` was made from
         c = codec.constants
         self._method, self._header, self._body, self._heartbeat = (
             c.FRAME_METHOD, c.FRAME_HEADER, c.FRAME_BODY, c.FRAME_HEARTBEAT)
@@ -151,6 +165,8 @@ class Checker:
         self._replies = codec.replies
         self._reply_error = codec.exceptions.ReplyError
         self.sequence = Sequence(codec, self.violation)  # order and state, by the generated engine (sequence.py)
+        self._observer = self.sequence.observer
+        self.state = Negotiated(self._observer)
 
     # -- reporting ---------------------------------------------------------------------------
     def violation(self, direction: int, channel: int | None, meta: Meta, kind: str, detail: str,
@@ -185,7 +201,8 @@ class Checker:
                 if content is not None and f.ftype in (self._header, self._body):
                     content.broken = True  # its body frames say nothing more
                 return
-        limit = self.state.frame_max
+        tuned = self._observer.tune_ok
+        limit = tuned.frame_max if tuned is not None else None
         if limit and f.size + 8 > limit:
             self.violation(direction, ch, f.meta, "frame-size",
                            f"a frame of {f.size + 8} octets; the negotiated frame_max is {limit}",
@@ -316,12 +333,14 @@ class Checker:
             self.messages.append(Message((C2S, S2C)[direction], ch, content, False))
         self._contents.clear()
 
-    # -- the connection's own negotiation ------------------------------------------------------
+    # -- the connection's own methods ----------------------------------------------------------
     def _negotiated(self) -> dict[str, int] | None:
-        tune = self.state.tune
+        """The values ``le`` asserts compare with: the server's tune, as the observer took it in."""
+        tune = self._observer.tune
         if tune is None:
             return None
-        if self._limits is None:  # made once per connection.tune, not per method
+        if tune is not self._limits_of:  # made once per connection.tune, not per method
+            self._limits_of = tune
             self._limits = {f"connection.tune.{f.replace('_', '-')}": getattr(tune, f) for f in tune.FIELDS}
         return self._limits
 
@@ -337,13 +356,6 @@ class Checker:
             s.mechanism = getattr(m, "mechanism", None)
         if "virtual_host" in fields:
             s.virtual_host = m.virtual_host
-        if "frame_max" in fields:
-            if direction == SERVER:
-                s.tune, self._limits = m, None
-            else:  # tune-ok: what the client settled on is what both sides keep to
-                s.channel_max = getattr(m, "channel_max", None)
-                s.frame_max = m.frame_max
-                s.heartbeat = getattr(m, "heartbeat", None)
         if "reply_code" in fields and m.SYNCHRONOUS and s.close_code is None:
             s.close_code = m.reply_code
             s.close_text = getattr(m, "reply_text", None)

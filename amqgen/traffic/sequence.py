@@ -12,6 +12,10 @@ to no request, a method after the connection closed. Its reply code is the one t
 What the conformance checker reports is not reported again: content frames are left to it (the observer is
 built with ``contents=False``), so are a frame's direction, channel and asserts; a frame the checker already
 reported a violation for gives no sequence row (the observer still takes it in, to stay in step).
+
+The observer is also where the checker reads the negotiated limits: its ``tune`` (the server's proposal, for the
+``le`` asserts) and ``tune_ok`` (the frame_max every later frame is checked against, and the connection row's
+limits), as its state machine took them in.
 """
 
 from __future__ import annotations
