@@ -86,6 +86,7 @@ TIERS: dict[str, str] = {
     "test_python_engine": "targets",
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
     "test_amqp10_engine": "peers",
+    "test_amqp10_proton_container": "peers",
     "test_amqp10_refcodec": "peers",
     "test_amqp10_vectors": "peers",
     "test_c_broker": "peers",

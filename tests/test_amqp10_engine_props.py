@@ -223,3 +223,28 @@ def test_a_defect_after_the_peers_close_in_the_same_read(eng: ModuleType, amqp10
     c.receive_data(frame(b"\x00\x53\x18\x45") + b"\x00\x00\x00\x08\x02\x05\x00\x00")  # close; frame type 5
     assert [type(e).__name__ for e in iter(c.next_event, None)] == ["ConnectionClosed"]
     assert c.data_to_send() == frame(b"\x00\x53\x18\x45")  # our close, without an error
+
+
+def test_events_about_a_link_before_its_answer_name_the_reserved_handle(eng: ModuleType, amqp10: ModuleType) -> None:
+    """A peer's attach and its flow in one read, before this end answers: the flow's CreditChanged names the same
+    handle as the LinkAttached, and answering on it keeps the credit. (Found with Proton's Container, which sends
+    both at once: the event said handle -1, so a server never answered the drain.) A transfer on a link still
+    unanswered is refused by attaching it, then detaching with the error (2.6.3), not with an exception."""
+    conv = linked(eng, amqp10)
+    s, ch = conv.s.engine, conv.s.channel
+    attach = bytes([0x00, 0x53, 0x12, 0xC0, 0x07, 0x03, 0xA1, 0x01, 0x6C, 0x52, 0x02, 0x41])  # "l", handle 2, receiver
+    s.receive_data(frame(attach, conv.c.channel) + frame(flow(2, 0, 5, False), conv.c.channel))
+    attached, credit = list(iter(s.next_event, None))
+    assert (type(attached).__name__, attached.answered, type(credit).__name__) == ("LinkAttached", False,
+                                                                                 "CreditChanged")
+    assert credit.handle == attached.handle and credit.credit == 5
+    h = s.attach(ch, "l", eng.SENDER, "q", None, answer=attached.handle)
+    assert h == attached.handle and s.send(ch, h, b"m", b"t") == 0
+    sender = bytes([0x00, 0x53, 0x12, 0xC0, 0x07, 0x03, 0xA1, 0x01, 0x6D, 0x52, 0x03, 0x42])  # "m", handle 3, sender
+    transfer = bytes([0x00, 0x53, 0x14, 0xC0, 0x07, 0x03, 0x52, 0x03, 0x43, 0xA0, 0x01, 0x78]) + b"x"
+    s.data_to_send()
+    s.receive_data(frame(sender, conv.c.channel) + frame(transfer, conv.c.channel))
+    assert [getattr(e, "condition", None) for e in iter(s.next_event, None)] == [
+        None, "amqp:link:transfer-limit-exceeded"]
+    out = s.data_to_send()
+    assert out.index(b"\x00\x53\x12") < out.index(b"\x00\x53\x16")  # its attach, then its detach
