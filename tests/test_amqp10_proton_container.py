@@ -305,3 +305,79 @@ def test_idle_timeout_both_ways(eng: ModuleType, amqp10: ModuleType) -> None:
     assert len(heartbeats) >= 2.5 / 0.6 and not any(isinstance(ev, eng.PeerIdle) for ev in broker.events)
     opened = [ev for ev in broker.events if isinstance(ev, eng.ConnectionOpened)]
     assert opened[0].idle_timeout == pytest.approx(0.4)
+
+
+class ProtonServer(MessagingHandler):  # type: ignore[misc]
+    """Proton's Container listening as the peer of our client: a queue per address, auto-accepting; ``idle`` is
+    its transport's idle time-out; ``close_with`` closes each connection with that condition once a link opens."""
+
+    def __init__(self, idle: float | None = None, close_with: tuple[str, str] | None = None) -> None:
+        super().__init__()
+        probe = socket.create_server(("127.0.0.1", 0))
+        self.url = f"127.0.0.1:{probe.getsockname()[1]}"
+        probe.close()
+        self.idle, self.close_with = idle, close_with
+        self.listening = threading.Event()
+        self.errors: list[Any] = []
+        self.closed = False
+        self.frames_in = 0
+        self.thread = threading.Thread(target=Container(self).run, daemon=True)
+        self.thread.start()
+        assert self.listening.wait(10)
+
+    def on_start(self, event: Any) -> None:
+        self.acceptor = event.container.listen(self.url)
+        self.listening.set()
+
+    def on_connection_bound(self, event: Any) -> None:
+        if self.idle:
+            event.transport.idle_timeout = self.idle
+
+    def on_link_opening(self, event: Any) -> None:
+        if event.link.is_sender:
+            event.link.source.address = event.link.remote_source.address
+        else:
+            event.link.target.address = event.link.remote_target.address
+
+    def on_link_opened(self, event: Any) -> None:
+        if self.close_with:
+            event.connection.condition = Condition(*self.close_with)
+            event.connection.close()
+
+    def on_transport_error(self, event: Any) -> None:
+        self.errors.append(event.transport.condition)
+
+    def on_connection_closed(self, event: Any) -> None:
+        self.closed = True  # the peer answered (or began) the close
+        self.frames_in = event.transport.frames_input
+        self.acceptor.close()
+
+    def join(self) -> None:
+        self.thread.join(20)
+        assert not self.thread.is_alive(), "Proton's container did not finish"
+
+
+def test_our_client_against_a_proton_server_idle_and_close_with_error(amqp10: ModuleType) -> None:
+    """Our blocking client against Proton's Container as the server. Proton's transport idle time-out is 0.8 s (it
+    announces 0.4 s): our client waits 2.5 s for a message that never comes and keeps the connection alive with
+    empty frames (Proton reports no time-out; the wait ends in TimeoutError, not a closed connection). Then a
+    server that closes with amqp:connection:forced: our client raises with that condition and Proton sees our
+    answering close."""
+    client = importlib.import_module(f"{amqp10.__name__}.client")
+    server = ProtonServer(idle=0.8)
+    with client.Connection(f"amqp://{server.url}", timeout=10) as conn:
+        receiver = conn.receiver("h4-idle", credit=5)
+        with pytest.raises(TimeoutError):
+            receiver.receive(timeout=2.5)
+    server.join()
+    assert server.errors == [] and server.closed
+    assert server.frames_in >= 2.5 / 0.4, server.frames_in  # our empty frames, at least one per 0.4 s
+
+    server = ProtonServer(close_with=("amqp:connection:forced", "h4 proton says bye"))
+    with pytest.raises(client.ConnectionError) as raised, client.Connection(f"amqp://{server.url}",
+                                                                         timeout=10) as conn:
+        conn.sender("h4-forced")
+        conn.sender("h4-forced-2")  # the close arrives while this waits
+    server.join()
+    assert raised.value.condition == "amqp:connection:forced" and "h4 proton says bye" in str(raised.value)
+    assert server.closed and server.errors == []
