@@ -60,7 +60,7 @@ SETUP = st.fixed_dictionaries({"client_frame": st.sampled_from([512, 600, 4096])
                                "server_frame": st.sampled_from([512, 1000]),
                                "window": st.sampled_from([4, 16, 2048]), "sasl": st.booleans()})
 CONVERSATION = st.tuples(SETUP, st.lists(OPS, min_size=15, max_size=60), CUT, ENDING)
-MUTATION = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 1 << 20), st.integers(0, 255),
+MUTATION = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 1 << 20), st.integers(0, 255),
                               st.binary(min_size=1, max_size=8)), min_size=1, max_size=3)
 
 
@@ -93,13 +93,24 @@ def test_mutated_streams(eng: ModuleType, amqp10: ModuleType, conversation: Any,
 def mutated(eng: ModuleType, conv: cv.Conversation, who: str, mutation: list[tuple[int, int, int, bytes]],
             cuts: list[int]) -> Any:
     """The bytes ``who`` received in ``conv``, each change applied (flip a bit, cut the rest, insert octets, set
-    one), replayed into a fresh engine of that role."""
+    one; or, inside one frame's performative, past its header and descriptor, set an octet or flip a bit: a field's
+    value changes and the frame still parses), replayed into a fresh engine of that role."""
     stream = bytearray(b"".join((conv.c if who == "c" else conv.s).received))
     for kind, at, octet, grown in mutation:
         if not stream:
             break
         i = at % len(stream)
-        if kind == 0:
+        if kind >= 4:
+            bodies = [(pos + 11, pos + size) for pos, size in frames(bytes(stream)) if size > 12]
+            if not bodies:
+                continue
+            start, end = bodies[at % len(bodies)]
+            i = start + octet % (end - start)
+            if kind == 4:
+                stream[i] = grown[0]
+            else:
+                stream[i] ^= 1 << (octet % 8)
+        elif kind == 0:
             stream[i] ^= 1 << (octet % 8)
         elif kind == 1:
             del stream[i:]
@@ -108,6 +119,22 @@ def mutated(eng: ModuleType, conv: cv.Conversation, who: str, mutation: list[tup
         else:
             stream[i] = octet
     return cv.replay(eng, conv, who, bytes(stream), [c % (len(stream) + 1) for c in cuts])
+
+
+def frames(stream: bytes) -> list[tuple[int, int]]:
+    """(offset, size) of each frame of a stream, the protocol headers skipped (2.2, 2.3.1: a frame starts with
+    its 4-octet size)."""
+    out, pos = [], 0
+    while pos + 8 <= len(stream):
+        if stream[pos:pos + 4] == b"AMQP":
+            pos += 8
+            continue
+        size = int.from_bytes(stream[pos:pos + 4], "big")
+        if size < 8 or pos + size > len(stream):
+            break
+        out.append((pos, size))
+        pos += size
+    return out
 
 
 # -- regressions: one per bug the properties found -----------------------------------------------------------
