@@ -381,3 +381,70 @@ def test_our_client_against_a_proton_server_idle_and_close_with_error(amqp10: Mo
     server.join()
     assert raised.value.condition == "amqp:connection:forced" and "h4 proton says bye" in str(raised.value)
     assert server.closed and server.errors == []
+
+
+def test_our_engine_drains_a_proton_sender(eng: ModuleType) -> None:
+    """Our engine's receiving link grants 10 credits in drain mode to Proton's sender holding 3 messages: Proton
+    sends the 3, then answers the drain (its link.drained() consumes 7); our link ends with no credit and a
+    delivery-count of 10 (2.6.7), the 3 messages delivered."""
+
+    class Server(ProtonServer):
+        def __init__(self) -> None:
+            self.drained: list[int] = []
+            self.left = [b"drain %d" % i for i in range(3)]
+            super().__init__()
+
+        def on_sendable(self, event: Any) -> None:
+            self.send(event.link)
+
+        def on_link_flow(self, event: Any) -> None:
+            self.send(event.link)  # a flow with drain set, and no credit needed to answer it
+
+        def send(self, link: Any) -> None:
+            while link.credit > 0 and self.left:
+                link.send(Message(body=self.left.pop(0)))
+            if link.is_sender and link.drain_mode and not self.left and not self.drained:
+                self.drained.append(link.drained())
+
+    server = Server()
+    host, port = server.url.split(":")
+    e = eng.Engine(client=True, sasl=("ANONYMOUS",), hostname=host)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    got: list[Any] = []
+
+    def until(done: Callable[[], bool]) -> None:
+        for _ in range(200):
+            if done():
+                return
+            out = e.data_to_send()
+            if out:
+                sock.sendall(out)
+            e.receive_data(sock.recv(65536))
+            got.extend(iter(e.next_event, None))
+        raise AssertionError(f"never: {got}")
+
+    until(lambda: any(isinstance(ev, eng.Authenticated) for ev in got))
+    e.open()
+    until(lambda: any(isinstance(ev, eng.ConnectionOpened) for ev in got))
+    ch = e.begin()
+    h = e.attach(ch, "h4-drain", eng.RECEIVER, "h4-drainq", None)
+    until(lambda: any(isinstance(ev, eng.LinkAttached) for ev in got))
+    e.flow(ch, h, 10, drain=True)
+    link = e._sessions[ch].links[h]
+    until(lambda: link.delivery_count == 10)
+    delivered = [ev for ev in got if isinstance(ev, eng.Delivered)]
+    for ev in delivered:
+        e.settle(ch, ev.delivery_id)
+    e.close()
+    until(lambda: e.remote_closed)
+    sock.close()
+    server.join()
+    assert [amqp_value(ev.payload) for ev in delivered] == [b"drain 0", b"drain 1", b"drain 2"]
+    assert (link.credit, link.delivery_count) == (0, 10) and server.drained == [7]
+
+
+def amqp_value(payload: bytes) -> bytes:
+    """The body of a message Proton wrote, decoded by Proton."""
+    m = Message()
+    m.decode(payload)
+    return bytes(m.body)
