@@ -84,6 +84,7 @@ TIERS: dict[str, str] = {
     "test_c_target": "targets",
     "test_differential": "targets",
     "test_engine_diff": "targets",
+    "test_amqp10_engine_props": "targets",
     "test_engine_lifecycle": "targets",
     "test_java_checks": "targets",
     "test_java_hostile": "targets",
@@ -92,6 +93,7 @@ TIERS: dict[str, str] = {
     "test_python_engine": "targets",
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
     "test_amqp10_engine": "peers",
+    "test_amqp10_proton_container": "peers",
     "test_amqp10_refcodec": "peers",
     "test_amqp10_vectors": "peers",
     "test_c_broker": "peers",
