@@ -3,12 +3,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import javatarget
 import pytest
 from pytarget import SPEC_091_EXT, import_package, import_package10
+from tls_forwarder import TlsForwarder, self_signed
 
 
 _CACHE_KEY = pytest.StashKey[str]()
@@ -57,6 +59,16 @@ def amqp10(gen_root: Path) -> ModuleType:
 def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
     """Every spec's Java package (with its generated JUnit tests) and tests/java's programs, compiled once."""
     return javatarget.build_all(tmp_path_factory.mktemp("java"))
+
+
+@pytest.fixture(scope="module")
+def tls_forwarder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TlsForwarder, Path]]:
+    """A TLS-terminating forwarder to the broker (tests/tls_forwarder.py) serving a self-signed certificate for
+    localhost: (forwarder, certificate)."""
+    cert, key = self_signed(tmp_path_factory.mktemp("tls"))
+    fwd = TlsForwarder(cert, key)
+    yield fwd, cert
+    fwd.close()
 
 
 # -- test tiers ------------------------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ commit, a server-sent basic.cancel, local misuse refused with nothing written, a
 engine's heartbeats, clean close and the EOF after it, then a forced close by rabbitmqctl on a second connection).
 The blocking client on it (client/<prefix>_client.h) runs the issue's exercise (examples/c_client/main.c, at
 most 63 code lines), an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c), and a confirming
-channel's end over hand-built server frames (tests/c/client_ends.c). Built with warnings as errors, ASan and
-UBSan. Without a broker it FAILS (never skips).
+channel's end over hand-built server frames (tests/c/client_ends.c); OpenSSL as its transport
+(examples/c_client/tls.c) through a TLS-terminating forwarder. Built with warnings as errors, ASan and UBSan.
+Without a broker it FAILS (never skips).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
 import cbuild
+from tls_forwarder import TlsForwarder, self_signed
 
 pytestmark = pytest.mark.broker
 
@@ -39,6 +41,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 EXAMPLE = cbuild.ROOT / "examples" / "c_client" / "main.c"
+TLS_EXAMPLE = cbuild.ROOT / "examples" / "c_client" / "tls.c"
 FLAGS = (*cbuild.WARN, "-O1", "-g", *cbuild.SANITIZE)
 
 
@@ -58,10 +61,10 @@ def objects(tree: Path) -> list[str]:
     return objs
 
 
-def link(tree: Path, objects: list[str], source: Path, name: str) -> Path:
+def link(tree: Path, objects: list[str], source: Path, name: str, libs: tuple[str, ...] = ()) -> Path:
     exe = tree.parent / name
     proc = subprocess.run([cbuild.tool("clang"), *FLAGS, "-I", str(tree / "include"), "-I", str(tree / "client"),
-                           str(source), *objects, "-o", str(exe)], capture_output=True, text=True, check=False)
+                           str(source), *objects, "-o", str(exe), *libs], capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return exe
 
@@ -179,3 +182,44 @@ def test_the_client_when_a_confirming_channel_ends(tree: Path, objects: list[str
     assert proc.returncode == 0 and proc.stdout == (
         "OK wait_confirms and a call end with the channel's close, unconfirmed 1:2..3 1:1..1\n"), (
         proc.stdout + proc.stderr)[-4000:]
+
+
+def openssl_libs() -> tuple[str, ...]:
+    """The flags that link libssl, or a failure naming its Debian package."""
+    proc = subprocess.run([cbuild.tool("pkg-config"), "--libs", "openssl"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 0 and Path("/usr/include/openssl/ssl.h").is_file(), (
+        "libssl is not installed (Debian package libssl-dev; scripts/test-env installs it)")
+    return tuple(proc.stdout.split())
+
+
+def test_the_tls_example_through_a_tls_forwarder(tree: Path, objects: list[str], tmp_path: Path,
+                                                 tls_forwarder: tuple[TlsForwarder, Path]) -> None:
+    """examples/c_client/tls.c, OpenSSL as the client's transport, through tests/tls_forwarder.py (TLS with a
+    self-signed certificate for localhost, in front of the broker): the forwarder negotiated TLS 1.2+, got SNI
+    localhost and decrypted the AMQP protocol header; the 5 confirmed messages came back. A CA that did not sign
+    the certificate, and a trusted certificate for another name, each end it with one line and status 1 before
+    any AMQP."""
+    fwd, cert = tls_forwarder
+    exe = link(tree, objects, TLS_EXAMPLE, "tls", openssl_libs())
+    proc = run(str(exe), str(cert), "localhost", str(fwd.port))
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    lines = proc.stdout.splitlines()
+    assert re.fullmatch(r"TLSv1\.[23], certificate verified for localhost", lines[0]), lines
+    assert lines[1:] == [*(f"received secret {i}" for i in range(5)),
+                         "OK 5 messages published with confirms over TLS and read back with acks"], lines
+    assert len(fwd.seen) == 1 and fwd.seen[0][0] in ("TLSv1.2", "TLSv1.3"), fwd.seen
+    assert fwd.seen[0][1] == b"AMQP\x00\x00\x09\x01"  # the 0-9-1 protocol header, decrypted by the forwarder
+    assert fwd.server_names == ["localhost"]
+
+    # a certificate for another name: as the CA, it did not sign the forwarder's; trusted, it does not name localhost
+    other, other_key = self_signed(tmp_path, "elsewhere.invalid")
+    elsewhere = TlsForwarder(other, other_key)
+    try:
+        for port, why in ((fwd.port, "self-signed certificate"), (elsewhere.port, "hostname mismatch")):
+            proc = run(str(exe), str(other), "localhost", str(port))
+            assert (proc.returncode, proc.stdout, proc.stderr) == (
+                1, "", f"tls: localhost:{port}: certificate verify failed: {why}\n"), proc
+    finally:
+        elsewhere.close()
+    assert len(fwd.seen) == 1 and elsewhere.seen == []  # no AMQP through either
