@@ -172,7 +172,7 @@ static void open_connection(char **argv, const char *name) {
   }
   freeaddrinfo(ai);
   ag_engine_config_t cfg = {4096, 8, 1, in_store, sizeof in_store, out_store, sizeof out_store,
-                            msg_store, sizeof msg_store};
+                            msg_store, sizeof msg_store, AG_ROLE_CLIENT};
   if (ag_engine_init(&eng, &cfg) != AG_OK || ag_engine_initiate(&eng) != AG_OK)
     fail("init");
   ag_engine_tick(&eng, now_ms());

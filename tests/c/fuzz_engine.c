@@ -57,7 +57,7 @@ static void drain(ag_engine_t *e) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static ag_engine_t e;
-  ag_engine_config_t cfg = {4096, 4, 1, in, sizeof in, out, sizeof out, msg, sizeof msg};
+  ag_engine_config_t cfg = {4096, 4, 1, in, sizeof in, out, sizeof out, msg, sizeof msg, AG_ROLE_CLIENT};
   ag_method_t m, t;
   size_t len;
   if (ag_engine_init(&e, &cfg) != AG_OK || ag_engine_initiate(&e) != AG_OK)
