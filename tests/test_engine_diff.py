@@ -111,6 +111,45 @@ def test_recorded_conversations(engine: ModuleType, driver: Path, recorded: dict
                        "ev unconfirmed 1 6 6", "ev unconfirmed 2 1 1", was_open], evs
 
 
+@pytest.fixture(scope="module")
+def server_recorded(engine: ModuleType) -> dict[str, list[str]]:
+    return {name: make(engine) for name, make in streams.SERVER_SCENARIOS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(streams.SERVER_SCENARIOS))
+def test_server_role_conversations(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
+                                   name: str) -> None:
+    """The server role (Python and C only: the Java engine has none): a client's octets in, the server's calls,
+    the same events and octets out from both engines."""
+    lines = server_recorded[name]
+    assert lines[0].startswith("server ")
+    log = same(engine, driver, lines)
+    evs = [x for x in log if x.startswith("ev ")]
+    errors = [x for x in evs if x.startswith("ev protocol-error")]
+    header = "414d5150" + "00000901"  # "AMQP" 0 0 9 1: 0-9-1's protocol header
+    if name == "server_session":
+        assert not errors and evs[0] == "ev protocol-header", evs[:3]
+        assert "ev negotiated 4096 32 0" in evs and "ev channel-closed 2 200" in evs
+        assert evs[-2:] == ["ev connection-closed 200", "ev lost 1 end of stream after the connection closed"]
+        # the client's publish, its 6,144 octets reassembled from two body frames
+        msgs = [x for x in evs if x.startswith("ev message 1 ")]
+        assert len(msgs) == 1 and msgs[0].split()[-1] == bytes(range(256)).hex() * 24, msgs
+        # the delivery of 5,000 octets left as two body frames (frame_max 4096: 4088 + 912 octets)
+        out = [x for x in log if x.startswith("out ")]
+        deliver = next(x for x in out if "003c003c" in x)
+        assert deliver.count("0300010000") == 2, deliver[:80]
+    elif name == "server_violation":
+        assert errors == ["ev protocol-error 540"]  # not-implemented: a method the client does not send
+        assert log.count("refused") == 1 and log[log.index("refused") - 1] == "> send"  # the open-ok after it
+    elif name == "server_tune_over":
+        assert errors == ["ev protocol-error 502"]  # syntax-error: tune-ok's frame-max over the tune's
+    elif name == "server_wrong_version":
+        assert errors == ["ev protocol-error 503"] and f"out {header}" in log
+    elif name == "server_closes":
+        assert not errors and log.count("refused") == 1  # an open-ok answering the client's qos
+        assert evs[-2:] == ["ev connection-closed 320", "ev lost 1 end of stream after the connection closed"]
+
+
 def recuts(lines: list[str], cuts: list[int]) -> list[str]:
     """The same stream with every ``recv`` cut in pieces at the given points (taken modulo its length)."""
     out, k = [], 0

@@ -1,6 +1,7 @@
 /* The C engine's driver for the differential test (tests/engine_diff/README.md): reads one stream (the format
- * there) on stdin, drives a client-role <prefix>_engine with it and prints the canonical event log on stdout.
- * Every byte of the stream is the test's, so a line that does not parse is "bad-stream" and exit 2. */
+ * there) on stdin, drives a <prefix>_engine in the role its first line names with it and prints the canonical
+ * event log on stdout. Every byte of the stream is the test's, so a line that does not parse is "bad-stream"
+ * and exit 2. */
 #include "ag_engine.h"
 
 #include <stdio.h>
@@ -126,10 +127,13 @@ static void status(int rc) {
 
 int main(void) {
   unsigned cm = 0, fm = 0, hb = 0;
-  if (!fgets(line, sizeof line, stdin) || sscanf(line, "client %u %u %u", &cm, &fm, &hb) != 3)
+  char role[8];
+  if (!fgets(line, sizeof line, stdin) || sscanf(line, "%7s %u %u %u", role, &cm, &fm, &hb) != 4 ||
+      (strcmp(role, "client") != 0 && strcmp(role, "server") != 0))
     bad("first line");
   ag_engine_config_t cfg = {fm, (uint16_t)cm, (uint16_t)hb, in_store, sizeof in_store, out_store,
-                            sizeof out_store, msg_store, sizeof msg_store};
+                            sizeof out_store, msg_store, sizeof msg_store,
+                            role[0] == 's' ? AG_ROLE_SERVER : AG_ROLE_CLIENT};
   if (fm > sizeof in_store || ag_engine_init(&eng, &cfg) != AG_OK)
     bad("config");
   static char w1[16], w2[1 << 20], w3[1 << 19], w4[1 << 19], w5[1 << 19];

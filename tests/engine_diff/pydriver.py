@@ -58,6 +58,8 @@ def canonical(methods: ModuleType, ev: Any) -> str | None:
         return f"ev lost {int(ev.closed)} {ev.reason}"
     if name == "PublishesUnconfirmed":
         return "\n".join(f"ev unconfirmed {ev.channel} {a} {b}" for a, b in runs(ev.delivery_tags))
+    if name == "ProtocolHeaderReceived":
+        return "ev protocol-header"
     if name == "HeartbeatDue":
         return None
     return f"ev unknown {name}"
@@ -83,15 +85,15 @@ def by_channel(events: list[str]) -> list[str]:
 
 
 def run(engine: ModuleType, lines: Iterable[str]) -> list[str]:
-    """The canonical log of one stream fed to a fresh client-role ``engine.Connection``."""
+    """The canonical log of one stream fed to a fresh ``engine.Connection`` in the role its first line names."""
     pkg = engine.__name__.rpartition(".")[0]
     methods = importlib.import_module(f"{pkg}.methods")
     properties = importlib.import_module(f"{pkg}.properties")
     it = iter(lines)
     first = next(it).split()
-    if first[0] != "client":
+    if first[0] not in ("client", "server"):
         raise ValueError(f"bad-stream first line {first}")
-    conn = engine.Connection("client", channel_max=int(first[1]), frame_max=int(first[2]),
+    conn = engine.Connection(first[0], channel_max=int(first[1]), frame_max=int(first[2]),
                              heartbeat=int(first[3]))
     log: list[str] = []
     for line in it:

@@ -214,3 +214,172 @@ def peer_silent(engine: ModuleType) -> list[str]:
 
 SCENARIOS = {"full_session": full_session, "server_closes": server_closes, "peer_silent": peer_silent,
              "unconfirmed_runs": unconfirmed_runs}
+
+
+# -- the server role: the same engines as the server, fed a client's octets ---------------------------------------
+class ServerRecorder:
+    """A client and a server engine wired together, the server's side recorded: its calls are the stream's lines
+    and the client's octets its ``recv`` lines (the first line ``server ...``: the README). ``raw`` puts octets no
+    client engine would send (a violation) in the stream, fed to the server alone."""
+
+    def __init__(self, engine: ModuleType, channel_max: int = 32, frame_max: int = 4096, heartbeat: int = 0,
+                 client: tuple[int, int, int] = (2047, 131072, 0)) -> None:
+        pkg = engine.__name__.rpartition(".")[0]
+        self.engine = engine
+        self.methods = importlib.import_module(f"{pkg}.methods").METHODS_BY_NAME
+        self.encode = importlib.import_module(f"{pkg}.methods").encode_method
+        self.properties = importlib.import_module(f"{pkg}.properties").PROPERTIES
+        self.cli = engine.Connection("client", channel_max=client[0], frame_max=client[1], heartbeat=client[2])
+        self.srv = engine.Connection("server", channel_max=channel_max, frame_max=frame_max, heartbeat=heartbeat)
+        self.limits = (channel_max, frame_max, heartbeat)
+        self.lines = [f"server {channel_max} {frame_max} {heartbeat}"]
+
+    def m(self, name: str, **fields: Any) -> Any:
+        return self.methods[name](**fields)
+
+    def _pump(self) -> None:
+        """The server's octets to the client, and what the client engine answers itself (close-ok) back."""
+        while self.srv.next_event() is not None:
+            pass
+        out = self.srv.data_to_send()
+        if out:
+            self.cli.receive_data(out)
+            while self.cli.next_event() is not None:
+                pass
+            answer = self.cli.data_to_send()
+            if answer:
+                self.raw(answer)
+
+    def raw(self, data: bytes) -> None:
+        self.lines.append(f"recv {data.hex()}")
+        self.srv.receive_data(data)
+        self._pump()
+
+    def frame(self, channel: int, name: str, **fields: Any) -> bytes:
+        """A method frame built by hand (for the violations a client engine refuses to send)."""
+        payload: bytes = self.encode(self.m(name, **fields))
+        return bytes([1]) + channel.to_bytes(2, "big") + len(payload).to_bytes(4, "big") + payload + b"\xce"
+
+    def client(self, channel: int, name: str, body: bytes | None = None, **fields: Any) -> None:
+        method = self.m(name, **fields)
+        if body is None:
+            self.cli.send(channel, method)
+        else:
+            self.cli.send(channel, method, self.properties[method.CLASS_ID](
+                content_type="text/plain", headers={"h2": "v"}), body)
+        self.raw(self.cli.data_to_send())
+
+    def send(self, channel: int, method: Any) -> None:
+        self.lines.append(f"send {channel} {self.encode(method).hex()}")
+        try:  # a call the engine refuses stays in the stream: both drivers must refuse it
+            self.srv.send(channel, method)
+        except self.engine.LocalProtocolError:
+            pass
+        self._pump()
+
+    def publish(self, channel: int, method: Any, body: bytes, **props: Any) -> None:
+        p = self.properties[method.CLASS_ID](**props)
+        header = method.CLASS_ID.to_bytes(2, "big") + bytes(2) + len(body).to_bytes(8, "big") + p.encode()
+        self.lines.append(f"publish {channel} {self.encode(method).hex()} {header.hex()} {body.hex() or '-'}")
+        self.srv.send(channel, method, p, body)
+        self._pump()
+
+    def close(self, code: int = 320, text: str = "shutdown") -> None:
+        self.lines.append(f"close {code} {text.encode().hex() or '-'}")
+        self.srv.close(code, text)
+        self._pump()
+
+    def eof(self) -> None:
+        self.lines.append("eof")
+        self.srv.receive_data(b"")
+
+    def handshake(self, tune_ok: Any = None) -> None:
+        self.cli.initiate()
+        self.raw(self.cli.data_to_send())
+        self.send(0, self.m("connection.start", version_major=0, version_minor=9, server_properties={"product": "h2"},
+                            mechanisms=b"PLAIN", locales=b"en_US"))
+        self.client(0, "connection.start-ok", client_properties={"product": "diff"}, mechanism="PLAIN",
+                    response=b"\0guest\0guest", locale="en_US")
+        cm, fm, hb = self.limits
+        self.send(0, self.m("connection.tune", channel_max=cm, frame_max=fm, heartbeat=hb))
+        if tune_ok is not None:  # a tune-ok the client engine would refuse to send
+            self.raw(self.frame(0, "connection.tune-ok", **tune_ok))
+            return
+        self.client(0, "connection.tune-ok", channel_max=cm, frame_max=fm, heartbeat=hb)
+        self.client(0, "connection.open", virtual_host="/")
+        self.send(0, self.m("connection.open-ok"))
+
+    def open_channel(self, ch: int) -> None:
+        self.client(ch, "channel.open")
+        self.send(ch, self.m("channel.open-ok"))
+
+
+def server_session(engine: ModuleType) -> list[str]:
+    """A client's handshake; a channel opened, a queue declared and answered, confirms; a publish whose body
+    takes two body frames at frame_max 4096, confirmed; a consumer and a delivery over two body frames; a
+    second channel opened and closed by the client; the client's close, the end of the stream."""
+    r = ServerRecorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.client(1, "queue.declare", queue="h2-q", exclusive=True)
+    r.send(1, r.m("queue.declare-ok", queue="h2-q", message_count=0, consumer_count=0))
+    r.client(1, "confirm.select")
+    r.send(1, r.m("confirm.select-ok"))
+    r.client(1, "basic.publish", bytes(range(256)) * 24, routing_key="h2-q")  # 6144 octets: two body frames
+    r.send(1, r.m("basic.ack", delivery_tag=1))
+    r.client(1, "basic.consume", queue="h2-q", consumer_tag="c1")
+    r.send(1, r.m("basic.consume-ok", consumer_tag="c1"))
+    r.publish(1, r.m("basic.deliver", consumer_tag="c1", delivery_tag=1, routing_key="h2-q"), b"d" * 5000,
+              content_type="text/plain")
+    r.client(1, "basic.ack", delivery_tag=1)
+    r.open_channel(2)
+    r.client(2, "channel.close", reply_code=200, reply_text="done")
+    r.client(0, "connection.close", reply_code=200, reply_text="bye")
+    r.eof()
+    return r.lines
+
+
+def server_violation(engine: ModuleType) -> list[str]:
+    """After the handshake and a channel, the client sends a method only a server sends (basic.deliver)."""
+    r = ServerRecorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.raw(r.frame(1, "basic.deliver", consumer_tag="c1", delivery_tag=1, routing_key="q"))
+    r.send(1, r.m("channel.open-ok"))  # refused after the violation: nothing written
+    r.close(540, "not implemented")
+    r.eof()
+    return r.lines
+
+
+def server_tune_over(engine: ModuleType) -> list[str]:
+    """The client answers a tune of frame_max 4096 with a tune-ok of 8192."""
+    r = ServerRecorder(engine)
+    r.handshake(tune_ok={"channel_max": 32, "frame_max": 8192, "heartbeat": 0})
+    r.eof()
+    return r.lines
+
+
+def server_wrong_version(engine: ModuleType) -> list[str]:
+    """A client speaking another version: the server answers with its own header and fails."""
+    r = ServerRecorder(engine)
+    r.raw(b"AMQP\x01\x01\x00\x0a")
+    r.eof()
+    return r.lines
+
+
+def server_role_closes(engine: ModuleType) -> list[str]:
+    """The server closes the connection (320) with a channel open; the client's close-ok ends it."""
+    r = ServerRecorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.client(1, "basic.qos", prefetch_count=5)
+    r.send(1, r.m("channel.open-ok"))  # refused: answers no request of the client's
+    r.send(1, r.m("basic.qos-ok"))
+    r.close()
+    r.eof()
+    return r.lines
+
+
+SERVER_SCENARIOS = {"server_session": server_session, "server_violation": server_violation,
+                    "server_tune_over": server_tune_over, "server_wrong_version": server_wrong_version,
+                    "server_closes": server_role_closes}
