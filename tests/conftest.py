@@ -112,6 +112,7 @@ TIERS: dict[str, str] = {
     "test_c_engine": "peers",
     "test_c_fuzz_regressions": "peers",
     "test_c_interop": "peers",
+    "test_c_server": "peers",
     "test_java_broker": "peers",
     "test_java_engine": "peers",
     "test_java_interop": "peers",

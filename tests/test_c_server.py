@@ -1,0 +1,56 @@
+"""The C engine's server role against a real client (issue 33): tests/c/engine_server.c, a one-connection server
+on the generated engine over POSIX sockets, and librabbitmq's client (tests/c/rmq_publish.c) logging in,
+opening a channel, declaring a queue and publishing 6,000 octets with an "h2" header (two body frames at the
+server's frame_max 4096), then closing. Both built with warnings as errors, ASan and UBSan. The expected body is
+built here, as librabbitmq's program builds it (octet i is i % 251), not taken from either program."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
+import cbuild
+
+FLAGS = (*cbuild.WARN, "-O1", "-g", *cbuild.SANITIZE)
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("c-server")
+    tree = cbuild.render(root / "gen")
+    server = cbuild.compile_program(tree, [cbuild.C_DIR / "engine_server.c"], root / "engine_server", flags=FLAGS)
+    client = root / "rmq_publish"
+    proc = subprocess.run([cbuild.tool("clang"), *FLAGS, str(cbuild.C_DIR / "rmq_publish.c"), *cbuild.librabbitmq(),
+                           "-o", str(client)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return server, client
+
+
+@pytest.mark.slow  # a rendered library built with sanitizers: about 50 s
+def test_librabbitmq_client_against_the_c_engine_server(programs: tuple[Path, Path]) -> None:
+    server, client = programs
+    srv = subprocess.Popen([str(server)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout is not None
+        first = srv.stdout.readline().split()
+        assert first[:1] == ["port"], first
+        cli = subprocess.run([str(client), "127.0.0.1", first[1]], capture_output=True, text=True, timeout=60,
+                             check=False)
+        out, err = srv.communicate(timeout=60)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    assert (cli.returncode, cli.stderr) == (0, ""), cli.stdout + cli.stderr[-3000:]
+    # the client agreed the server's frame_max and got its declare-ok with the queue's name
+    assert cli.stdout.splitlines() == ["frame_max 4096", "declare-ok h2-server-q", "closed"]
+    assert (srv.returncode, err) == (0, ""), out + err[-3000:]
+    body = bytes(i % 251 for i in range(6000)).hex()
+    assert out.splitlines() == [
+        "login guest", "negotiated 4096 8 0", "channel-open 1", "declare h2-server-q",
+        f"publish h2-server-q h2=from-librabbitmq body={body}", "channel-closed 1 200", "connection-closed 200",
+        "lost 1 end of stream after the connection closed"]
