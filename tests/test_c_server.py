@@ -54,3 +54,37 @@ def test_librabbitmq_client_against_the_c_engine_server(programs: tuple[Path, Pa
         "login guest", "negotiated 4096 8 0", "channel-open 1", "declare h2-server-q",
         f"publish h2-server-q h2=from-librabbitmq body={body}", "channel-closed 1 200", "connection-closed 200",
         "lost 1 end of stream after the connection closed"]
+
+
+@pytest.mark.slow  # (the module's build)
+def test_pika_against_the_c_engine_server(programs: tuple[Path, Path]) -> None:
+    """pika's blocking client, the same conversation: its tune-ok takes the server's frame_max, its publish of
+    6,000 octets arrives in two body frames, its close closes the channel first."""
+    import pika
+
+    server, _ = programs
+    srv = subprocess.Popen([str(server)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    body = bytes(i % 251 for i in range(6000))
+    try:
+        assert srv.stdout is not None
+        first = srv.stdout.readline().split()
+        assert first[:1] == ["port"], first
+        conn = pika.BlockingConnection(pika.ConnectionParameters(
+            "127.0.0.1", int(first[1]), credentials=pika.PlainCredentials("guest", "guest"), heartbeat=0,
+            blocked_connection_timeout=None, socket_timeout=30))
+        ch = conn.channel()
+        ok = ch.queue_declare("h2-server-q", exclusive=True)
+        assert ok.method.queue == "h2-server-q"
+        assert conn._impl.params.frame_max == 4096  # (pika keeps the agreed value in its parameters)
+        ch.basic_publish("", "h2-server-q", body, pika.BasicProperties(headers={"h2": "from-pika"}))
+        conn.close()
+        out, err = srv.communicate(timeout=60)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    assert (srv.returncode, err) == (0, ""), out + err[-3000:]
+    assert out.splitlines() == [
+        "login guest", "negotiated 4096 8 0", "channel-open 1", "declare h2-server-q",
+        f"publish h2-server-q h2=from-pika body={body.hex()}", "channel-closed 1 200", "connection-closed 200",
+        "lost 1 end of stream after the connection closed"]
