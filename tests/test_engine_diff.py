@@ -211,6 +211,28 @@ def test_hostile_streams(engine: ModuleType, driver: Path, recorded: dict[str, l
     same(engine, driver, mutate(recorded[name], op, where, at, data))
 
 
+SERVER_SETTINGS = settings(SETTINGS, max_examples=60)
+
+
+@SERVER_SETTINGS
+@given(name=st.sampled_from(sorted(streams.SERVER_SCENARIOS)), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
+def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
+                                     name: str, cuts: list[int]) -> None:
+    """The server role's streams with the client's octets cut anywhere: the same logs, and no new violation."""
+    log = same(engine, driver, recuts(server_recorded[name], cuts))
+    errors = [x for x in log if x.startswith("ev protocol-error")]
+    assert errors == [x for x in same(engine, driver, server_recorded[name]) if x.startswith("ev protocol-error")]
+
+
+@SERVER_SETTINGS
+@given(name=st.sampled_from(sorted(streams.SERVER_SCENARIOS)),
+       op=st.sampled_from(["flip", "insert", "delete", "cut", "drop", "repeat"]),
+       where=st.integers(0, 1000), at=st.integers(0, 1 << 16), data=st.binary(max_size=12))
+def test_server_hostile_streams(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]], name: str,
+                                op: str, where: int, at: int, data: bytes) -> None:
+    same(engine, driver, mutate(server_recorded[name], op, where, at, data))
+
+
 # -- the Java engine: the same streams, the same log -------------------------------------------------------------
 # JavaDriver.java runs many streams in one JVM (a "%%" line ends each): a JVM per hypothesis example would cost
 # minutes, so the Java streams are made from the same recorded ones by the same recuts and mutate, with a seeded
