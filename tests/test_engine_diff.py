@@ -145,6 +145,7 @@ def test_server_role_conversations(engine: ModuleType, driver: Path, server_reco
         assert errors == ["ev protocol-error 502"]  # syntax-error: tune-ok's frame-max over the tune's
     elif name == "server_wrong_version":
         assert errors == ["ev protocol-error 503"] and f"out {header}" in log
+        assert log[:2] == ["> initiate", "refused"]
     elif name == "server_closes":
         assert not errors and log.count("refused") == 1  # an open-ok answering the client's qos
         assert evs[-2:] == ["ev connection-closed 320", "ev lost 1 end of stream after the connection closed"]

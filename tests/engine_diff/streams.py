@@ -360,8 +360,10 @@ def server_tune_over(engine: ModuleType) -> list[str]:
 
 
 def server_wrong_version(engine: ModuleType) -> list[str]:
-    """A client speaking another version: the server answers with its own header and fails."""
+    """A server refuses to initiate; a client speaking another version: the server answers with its own header
+    and fails."""
     r = ServerRecorder(engine)
+    r.lines.append("initiate")  # a client's call: both engines refuse it in the server role
     r.raw(b"AMQP\x01\x01\x00\x0a")
     r.eof()
     return r.lines
