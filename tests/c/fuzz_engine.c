@@ -15,15 +15,17 @@
  *
  * After every step each event is drained and the octets out are checked: whole frames, each within the
  * frame_max agreed. No event may follow the connection's end; a protocol error is answered with a close, as a
- * caller must. At the end the stream ends: the engine must be lost with nothing left to report. ASan/UBSan
- * report memory and arithmetic errors. Build: clang -fsanitize=fuzzer,address,undefined with the library. */
+ * caller must; after our close no protocol error comes but for a close or close-ok on a channel above 0. At
+ * the end the stream ends: the engine must be lost with nothing left to report. ASan/UBSan report memory and
+ * arithmetic errors. Build: clang -fsanitize=fuzzer,address,undefined with the library. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ag_engine.h"
 
 static uint8_t in[8192], out[1 << 16], msg[1 << 16];
-static int lost; /* the connection's end was reported */
+static int lost;    /* the connection's end was reported */
+static int closing; /* our connection.close was taken: only the peer's close or close-ok is read */
 
 /* assert() would vanish under -DNDEBUG: these must hold in every build */
 #define CHECK(c)                                                                                   \
@@ -79,8 +81,14 @@ static void drain(ag_engine_t *e) {
       CHECK(ev.body.len == ev.header.body_size && (ev.body.len == 0 || ev.body.bytes != NULL));
     if (t == AG_EV_PUBLISHES_UNCONFIRMED)
       CHECK(ev.channel >= 1 && 1 <= ev.first_tag && ev.first_tag <= ev.delivery_tag);
+    if (t == AG_EV_CONNECTION_CLOSED)
+      closing = 0;
+    /* after our close the peer's other frames are discarded, not violations: a close or close-ok on a channel
+       above 0 is the one left */
+    if (t == AG_EV_PROTOCOL_ERROR && closing)
+      CHECK(ev.method.id == AG_CONNECTION_CLOSE || ev.method.id == AG_CONNECTION_CLOSE_OK);
     if (t == AG_EV_PROTOCOL_ERROR) /* the caller's part: close, then keep reading */
-      (void)ag_engine_close(e, ev.reply_code, AG_LIT("fuzz"));
+      closing |= ag_engine_close(e, ev.reply_code, AG_LIT("fuzz")) == AG_OK;
   }
   abort(); /* an engine that never runs out of events */
 }
@@ -110,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ag_method_t m, t;
   size_t len, at = 1;
   uint64_t now = 0;
-  lost = 0;
+  lost = closing = 0;
   CHECK(ag_engine_init(&e, &cfg) == AG_OK && ag_engine_initiate(&e) == AG_OK);
   m = mk(AG_CONNECTION_START);
   m.u.connection_start.version_major = 0;
@@ -168,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       size_t n = take(data, size, &at, 1);
       ag_bytes_t text = {data + at, size - at < n ? size - at : n};
       at += text.len;
-      (void)ag_engine_close(&e, code, text);
+      closing |= ag_engine_close(&e, code, text) == AG_OK;
       break;
     }
     default:
