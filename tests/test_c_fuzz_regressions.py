@@ -9,19 +9,25 @@ UBSan (-fno-sanitize-recover=all: any report fails the test):
   builds them), each input run once: crash reproducers from scripts/fuzz-c runs go in the same
   folders;
 - tests/data/c-fuzz/diff/ holds inputs of the differential target (tests/c/fuzz_diff.c, ours against
-  librabbitmq) that once stopped it, replayed through it before its bounded run.
+  librabbitmq) that once stopped it, replayed through it before its bounded run;
+- tests/c/fuzz_engine.c, the engine's receive path past the handshake (client role), seeded with the
+  recorded conversations of tests/engine_diff/streams.py: tests/data/c-fuzz/engine/ holds inputs that
+  once stopped it, replayed before its bounded run.
 """
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
 import cbuild
+import engine_seeds
 
 DATA = Path(__file__).resolve().parent / "data" / "c-fuzz"
 #: replay.c targets -> the libFuzzer target that takes the same input (header payloads go through method
@@ -43,7 +49,7 @@ def expected() -> dict[tuple[str, str], str]:
 def inputs() -> dict[str, list[Path]]:
     """Per decoder target, its inputs (the differential target's folder is replayed on its own)."""
     return {d.name: sorted(p for p in d.iterdir() if p.is_file()) for d in sorted(DATA.iterdir())
-            if d.is_dir() and d.name != "diff"}
+            if d.is_dir() and d.name not in ("diff", "engine")}
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +134,29 @@ def test_differential_fuzzing_against_librabbitmq_bounded(tree: Path, tmp_path: 
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"stat::number_of_executed_units: {DIFF_RUNS}" in proc.stderr, proc.stderr[-2000:]
+
+
+ENGINE_RUNS = 30_000
+
+
+@pytest.mark.slow  # the sanitized library's build and ~5 s of fuzzing
+def test_engine_fuzzing_past_the_handshake_bounded(tree: Path, amqp091: ModuleType, tmp_path: Path) -> None:
+    """A bounded run of tests/c/fuzz_engine.c (issue 33): the C engine's receive path in the client role, past
+    the handshake, seeded with the recorded conversations (their steps after the handshake: the server's octets
+    and the caller's sends at their places), under ASan and UBSan; the harness checks that no event follows the
+    end of the stream, every frame out is whole and within frame_max, and nothing is left unreported at the end
+    (longer runs: scripts/fuzz-c --targets engine)."""
+    exe = cbuild.build_engine_target(tree, tmp_path / "fuzz_engine")
+    corpus = tmp_path / "corpus"
+    assert engine_seeds.write(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 4
+    kept = sorted(p for p in (DATA / "engine").glob("*") if p.is_file())
+    # the seeds as they are (each must pass: a recorded conversation is legal), then what once stopped it
+    proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"Executed {corpus / 'full_session'}" in proc.stderr, proc.stderr[-2000:]
+    proc = subprocess.run([str(exe), f"-runs={ENGINE_RUNS}", "-seed=20261127", f"-artifact_prefix={tmp_path}/",
+                           "-print_final_stats=1", str(corpus)], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"stat::number_of_executed_units: {ENGINE_RUNS}" in proc.stderr, proc.stderr[-2000:]

@@ -196,6 +196,12 @@ def build_fuzz_target(tree: Path, target: str, out: Path, prefix: str = PREFIX) 
                            source_flags=(f"-DFUZZ_{target.upper()}",))
 
 
+def build_engine_target(tree: Path, out: Path) -> Path:
+    """tests/c/fuzz_engine.c (the engine's receive path past the handshake, client role) as a libFuzzer binary;
+    its seeds come from tests/c/engine_seeds.py."""
+    return compile_program(tree, [C_DIR / "fuzz_engine.c"], out, flags=tuple(FUZZ_FLAGS))
+
+
 def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str = PREFIX) -> int:
     """The corpus's seeds for ``target`` into ``corpus`` (created); returns how many."""
     exe = work / f"{prefix}_seeds"

@@ -1,32 +1,47 @@
-/* libFuzzer on the engine's receive path, client role, past the handshake: a server's start, tune, open-ok,
- * channel.open-ok and confirm.select-ok are fed (and the client's answers sent) first, three messages are
- * published on the confirming channel 1, then the fuzz input is fed in two chunks (split where its first octet
- * says), every event drained, then the end of the stream. ASan/UBSan report what goes wrong; the engine's own
- * invariants are asserted here. Build: clang -fsanitize=fuzzer,address,undefined with the library. */
-#include <assert.h>
+/* libFuzzer on the engine's receive path, client role, past the handshake. The handshake is done here (a
+ * server's start, tune 4/4096/heartbeat, open-ok), then the input is a stream of steps, the caller's and the
+ * server's, as tests/engine_diff's streams have them (tests/c/engine_seeds.py writes those conversations in
+ * this form: the seeds):
+ *
+ *   octet 0: the heartbeat tuned (its value % 3, seconds)
+ *   then steps, each an opcode octet (its value % 6) and its operands (lengths big-endian, cut at the end):
+ *     0 recv    len16 octets                           the server's octets (read in place)
+ *     1 send    ch8 len16 method-payload               the caller sends a method (one that does not decode
+ *                                                      is skipped: the caller's methods are typed)
+ *     2 publish ch8 len16 method len16 header len16 body
+ *     3 tick    ms16                                   time passes by that much
+ *     4 close   code16 len8 text                       the caller closes the connection
+ *     5 eof                                            the end of the stream
+ *
+ * After every step each event is drained and the octets out are checked: whole frames, each within the
+ * frame_max agreed. No event may follow the connection's end; a protocol error is answered with a close, as a
+ * caller must; after our close no protocol error comes but for a close or close-ok on a channel above 0. At
+ * the end the stream ends: the engine must be lost with nothing left to report. ASan/UBSan report memory and
+ * arithmetic errors. Build: clang -fsanitize=fuzzer,address,undefined with the library. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ag_engine.h"
 
-static uint8_t in[8192], out[1 << 16], msg[1 << 16], body[5000];
+static uint8_t in[8192], out[1 << 16], msg[1 << 16];
+static int lost;    /* the connection's end was reported */
+static int closing; /* our connection.close was taken: only the peer's close or close-ok is read */
+
+/* assert() would vanish under -DNDEBUG: these must hold in every build */
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c))                                                                                      \
+      abort();                                                                                     \
+  } while (0)
 
 static void feed_method(ag_engine_t *e, uint16_t ch, const ag_method_t *m) {
   static uint8_t buf[4096];
   size_t n = 0;
   ag_event_t ev;
-  if (ag_method_frame_encode(ch, m, buf, sizeof buf, &n) != AG_OK)
-    abort();
+  CHECK(ag_method_frame_encode(ch, m, buf, sizeof buf, &n) == AG_OK);
   ag_engine_receive(e, buf, n);
-  while (ag_engine_next_event(e, &ev) != AG_EV_NONE) {
-    if (ev.type == AG_EV_PROTOCOL_ERROR)
-      abort();
-  }
-}
-
-static void send_method(ag_engine_t *e, uint16_t ch, const ag_method_t *m) {
-  if (ag_engine_send_method(e, ch, m) != AG_OK)
-    abort();
+  while (ag_engine_next_event(e, &ev) != AG_EV_NONE)
+    CHECK(ev.type != AG_EV_PROTOCOL_ERROR);
 }
 
 static ag_method_t mk(uint32_t id) {
@@ -36,32 +51,75 @@ static ag_method_t mk(uint32_t id) {
   return m;
 }
 
+/* The octets out: whole frames, none over the frame_max agreed. */
+static void check_out(ag_engine_t *e) {
+  size_t len, i = 0;
+  const uint8_t *d = ag_engine_data_to_send(e, &len);
+  CHECK(len <= sizeof out);
+  while (i < len) {
+    CHECK(len - i >= 8);
+    uint8_t type = d[i];
+    size_t size = (size_t)d[i + 3] << 24 | (size_t)d[i + 4] << 16 | (size_t)d[i + 5] << 8 | d[i + 6];
+    CHECK(type == 1 || type == 2 || type == 3 || type == 8);
+    CHECK(size + 8 <= e->frame_max && size + 8 <= len - i);
+    CHECK(d[i + 7 + size] == 0xCE);
+    i += size + 8;
+  }
+}
+
 static void drain(ag_engine_t *e) {
   ag_event_t ev;
-  size_t len;
   for (int i = 0; i < 100000; i++) {
     int t = ag_engine_next_event(e, &ev);
-    (void)ag_engine_data_to_send(e, &len);
-    assert(len <= sizeof out);
+    check_out(e);
     if (t == AG_EV_NONE)
       return;
+    CHECK(!lost); /* nothing follows the end of the stream */
+    if (t == AG_EV_CONNECTION_LOST)
+      lost = 1;
     if (t == AG_EV_MESSAGE || t == AG_EV_MESSAGE_RETURNED)
-      assert(ev.body.len == ev.header.body_size && (ev.body.len == 0 || ev.body.bytes != NULL));
-    if (t == AG_EV_PUBLISHES_UNCONFIRMED) /* a run of the three publishes on channel 1 */
-      assert(ev.channel == 1 && 1 <= ev.first_tag && ev.first_tag <= ev.delivery_tag && ev.delivery_tag <= 3);
+      CHECK(ev.body.len == ev.header.body_size && (ev.body.len == 0 || ev.body.bytes != NULL));
+    if (t == AG_EV_PUBLISHES_UNCONFIRMED)
+      CHECK(ev.channel >= 1 && 1 <= ev.first_tag && ev.first_tag <= ev.delivery_tag);
+    if (t == AG_EV_CONNECTION_CLOSED)
+      closing = 0;
+    /* after our close the peer's other frames are discarded, not violations: a close or close-ok on a channel
+       above 0 is the one left */
+    if (t == AG_EV_PROTOCOL_ERROR && closing)
+      CHECK(ev.method.id == AG_CONNECTION_CLOSE || ev.method.id == AG_CONNECTION_CLOSE_OK);
     if (t == AG_EV_PROTOCOL_ERROR) /* the caller's part: close, then keep reading */
-      (void)ag_engine_close(e, ev.reply_code, AG_LIT("fuzz"));
+      closing |= ag_engine_close(e, ev.reply_code, AG_LIT("fuzz")) == AG_OK;
   }
   abort(); /* an engine that never runs out of events */
 }
 
+static size_t take(const uint8_t *data, size_t size, size_t *at, size_t n) {
+  size_t k = size - *at < n ? size - *at : n;
+  size_t v = 0;
+  for (size_t j = 0; j < k; j++)
+    v = v << 8 | data[*at + j];
+  *at += k;
+  return v;
+}
+
+/* len16 octets from the input: where they start, how many there are (cut at the end) */
+static const uint8_t *chunk(const uint8_t *data, size_t size, size_t *at, size_t *n) {
+  size_t want = take(data, size, at, 2);
+  const uint8_t *p = data + *at;
+  *n = size - *at < want ? size - *at : want;
+  *at += *n;
+  return p;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static ag_engine_t e;
-  ag_engine_config_t cfg = {4096, 4, 1, in, sizeof in, out, sizeof out, msg, sizeof msg, AG_ROLE_CLIENT};
+  uint16_t hb = size ? data[0] % 3 : 1;
+  ag_engine_config_t cfg = {4096, 4, hb, in, sizeof in, out, sizeof out, msg, sizeof msg, AG_ROLE_CLIENT};
   ag_method_t m, t;
-  size_t len;
-  if (ag_engine_init(&e, &cfg) != AG_OK || ag_engine_initiate(&e) != AG_OK)
-    abort();
+  size_t len, at = 1;
+  uint64_t now = 0;
+  lost = closing = 0;
+  CHECK(ag_engine_init(&e, &cfg) == AG_OK && ag_engine_initiate(&e) == AG_OK);
   m = mk(AG_CONNECTION_START);
   m.u.connection_start.version_major = 0;
   m.u.connection_start.version_minor = 9;
@@ -70,43 +128,68 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   feed_method(&e, 0, &m);
   m = mk(AG_CONNECTION_START_OK);
   m.u.connection_start_ok.mechanism = AG_LIT("PLAIN");
-  send_method(&e, 0, &m);
+  CHECK(ag_engine_send_method(&e, 0, &m) == AG_OK);
   m = mk(AG_CONNECTION_TUNE);
   m.u.connection_tune.channel_max = 4;
-  m.u.connection_tune.frame_max = 4096;
-  m.u.connection_tune.heartbeat = 1;
+  m.u.connection_tune.frame_max = 131072;
+  m.u.connection_tune.heartbeat = hb;
   feed_method(&e, 0, &m);
   ag_engine_tune_ok(&e, &m, &t);
-  send_method(&e, 0, &t);
-  send_method(&e, 0, (m = mk(AG_CONNECTION_OPEN), &m));
+  CHECK(ag_engine_send_method(&e, 0, &t) == AG_OK);
+  CHECK(ag_engine_send_method(&e, 0, (m = mk(AG_CONNECTION_OPEN), &m)) == AG_OK);
   feed_method(&e, 0, (m = mk(AG_CONNECTION_OPEN_OK), &m));
-  send_method(&e, 1, (m = mk(AG_CHANNEL_OPEN), &m));
-  feed_method(&e, 1, (m = mk(AG_CHANNEL_OPEN_OK), &m));
-  send_method(&e, 1, (m = mk(AG_CONFIRM_SELECT), &m));
-  feed_method(&e, 1, (m = mk(AG_CONFIRM_SELECT_OK), &m));
-  for (int i = 0; i < 3; i++) {
-    ag_content_header_t h;
-    memset(&h, 0, sizeof h);
-    h.class_id = AG_CLASS_BASIC;
-    m = mk(AG_BASIC_PUBLISH);
-    if (ag_engine_publish(&e, 1, &m, &h, body, sizeof body, NULL) != AG_OK)
-      abort();
-  }
+  CHECK(e.state == 2 && e.frame_max == 4096);
   (void)ag_engine_data_to_send(&e, &len);
-  size_t cut = size ? (size_t)data[0] * size / 256 : 0;
-  if (cut > 0) {
-    ag_engine_receive(&e, data, cut);
-    ag_engine_tick(&e, 1500);
-    drain(&e);
-  }
-  if (size > cut) {
-    ag_engine_receive(&e, data + cut, size - cut);
-    ag_engine_tick(&e, 2500);
+  while (at < size) {
+    switch (data[at++] % 6) {
+    case 0: {
+      const uint8_t *p = chunk(data, size, &at, &len);
+      if (len) /* a receive of 0 octets is the end of the stream: step 5's */
+        ag_engine_receive(&e, p, len);
+      break;
+    }
+    case 1:
+    case 2: {
+      int publish = data[at - 1] % 6 == 2;
+      uint16_t ch = (uint16_t)take(data, size, &at, 1);
+      size_t hn = 0, bn = 0;
+      const uint8_t *mp = chunk(data, size, &at, &len), *hp = NULL, *bp = NULL;
+      ag_content_header_t h;
+      if (publish) {
+        hp = chunk(data, size, &at, &hn);
+        bp = chunk(data, size, &at, &bn);
+      }
+      if (ag_method_decode(mp, len, &m) != AG_OK)
+        break;
+      if (!publish)
+        (void)ag_engine_send_method(&e, ch, &m);
+      else if (ag_content_header_decode(hp, hn, &h) == AG_OK)
+        (void)ag_engine_publish(&e, ch, &m, &h, bp, bn, NULL);
+      break;
+    }
+    case 3:
+      now += take(data, size, &at, 2);
+      ag_engine_tick(&e, now);
+      break;
+    case 4: {
+      uint16_t code = (uint16_t)take(data, size, &at, 2);
+      size_t n = take(data, size, &at, 1);
+      ag_bytes_t text = {data + at, size - at < n ? size - at : n};
+      at += text.len;
+      closing |= ag_engine_close(&e, code, text) == AG_OK;
+      break;
+    }
+    default:
+      ag_engine_receive(&e, data, 0);
+      break;
+    }
     drain(&e);
   }
   ag_engine_receive(&e, data, 0);
   drain(&e);
-  /* the end of the stream reported every publish left unconfirmed */
-  assert(e.state == 6 && !e.held_due && e.reporting == 0 && e.ch[1].unconfirmed == 0);
+  /* the end of the stream was reported, after every publish left unconfirmed */
+  CHECK(lost && e.state == 6 && !e.held_due && e.reporting == 0);
+  for (int c = 0; c <= AG_ENGINE_MAX_CHANNELS; c++)
+    CHECK(e.ch[c].unconfirmed == 0);
   return 0;
 }

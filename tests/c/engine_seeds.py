@@ -1,0 +1,60 @@
+"""Seeds for tests/c/fuzz_engine.c: the recorded conversations of tests/engine_diff/streams.py, past their
+handshake (the harness does its own), as the harness's binary steps (its header comment has the format)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine_diff"))
+import streams
+
+CONNECTION_OPEN = "000a0028"  # class 10, method 40: the handshake ends with its open-ok
+
+
+def _chunk(b: bytes) -> bytes:
+    assert len(b) < 1 << 16
+    return len(b).to_bytes(2, "big") + b
+
+
+def _hex(s: str) -> bytes:
+    return b"" if s == "-" else bytes.fromhex(s)
+
+
+def encode(lines: list[str]) -> bytes:
+    """One stream (tests/engine_diff/README.md's text form) -> the harness's input."""
+    heartbeat = int(lines[0].split()[3])
+    opened = next(i for i, x in enumerate(lines) if x.startswith("send 0 " + CONNECTION_OPEN))
+    start = next(i for i in range(opened, len(lines)) if lines[i].startswith("recv ")) + 1
+    out, now = bytearray([heartbeat % 3]), None
+    for line in lines[start:]:
+        w = line.split()
+        if w[0] == "recv":
+            data = _hex(w[1])
+            for k in range(0, len(data), 0xFFFF):  # a recv longer than len16 goes in as several
+                out += b"\x00" + _chunk(data[k:k + 0xFFFF])
+        elif w[0] == "send":
+            out += b"\x01" + bytes([int(w[1])]) + _chunk(_hex(w[2]))
+        elif w[0] == "publish":
+            out += b"\x02" + bytes([int(w[1])]) + _chunk(_hex(w[2])) + _chunk(_hex(w[3])) + _chunk(_hex(w[4]))
+        elif w[0] == "tick":  # the harness's clock starts at 0 and steps forward: the first tick a second in
+            ms = int(w[1])
+            out += b"\x03" + min(1000 if now is None else ms - now, 0xFFFF).to_bytes(2, "big")
+            now = ms
+        elif w[0] == "close":
+            text = _hex(w[2]) if len(w) > 2 else b""
+            out += b"\x04" + int(w[1]).to_bytes(2, "big") + bytes([len(text)]) + text
+        elif w[0] == "eof":
+            out += b"\x05"
+        else:
+            raise ValueError(f"a stream line the harness has no step for: {line[:60]}")
+    return bytes(out)
+
+
+def write(engine: ModuleType, corpus: Path) -> int:
+    """Each recorded conversation (recorded with the Python ``engine``) as a seed file in ``corpus``."""
+    corpus.mkdir(parents=True, exist_ok=True)
+    for name, make in streams.SCENARIOS.items():
+        (corpus / name).write_bytes(encode(make(engine)))
+    return len(streams.SCENARIOS)
