@@ -12,7 +12,8 @@ UBSan (-fno-sanitize-recover=all: any report fails the test):
   librabbitmq) that once stopped it, replayed through it before its bounded run;
 - tests/c/fuzz_engine.c, the engine's receive path past the handshake (client role), seeded with the
   recorded conversations of tests/engine_diff/streams.py: tests/data/c-fuzz/engine/ holds inputs that
-  once stopped it, replayed before its bounded run.
+  once stopped it, replayed before its bounded run; tests/c/fuzz_engine_server.c, the same in the server role
+  (seeded with the server streams), whose inputs there are named server-*.
 """
 
 from __future__ import annotations
@@ -149,12 +150,34 @@ def test_engine_fuzzing_past_the_handshake_bounded(tree: Path, amqp091: ModuleTy
     exe = cbuild.build_engine_target(tree, tmp_path / "fuzz_engine")
     corpus = tmp_path / "corpus"
     assert engine_seeds.write(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 4
-    kept = sorted(p for p in (DATA / "engine").glob("*") if p.is_file())
+    kept = sorted(p for p in (DATA / "engine").glob("*") if p.is_file() and not p.name.startswith("server-"))
     # the seeds as they are (each must pass: a recorded conversation is legal), then what once stopped it
     proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
                           text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"Executed {corpus / 'full_session'}" in proc.stderr, proc.stderr[-2000:]
+    proc = subprocess.run([str(exe), f"-runs={ENGINE_RUNS}", "-seed=20261127", f"-artifact_prefix={tmp_path}/",
+                           "-print_final_stats=1", str(corpus)], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"stat::number_of_executed_units: {ENGINE_RUNS}" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.slow  # the sanitized library's build and ~5 s of fuzzing
+def test_engine_server_role_fuzzing_past_the_handshake_bounded(tree: Path, amqp091: ModuleType,
+                                                               tmp_path: Path) -> None:
+    """The same in the server role (issue 33): tests/c/fuzz_engine_server.c does the server's handshake (the
+    client's header, start-ok, tune-ok, open fed as octets), then steps through the client's octets and the
+    server caller's sends, deliveries, ticks, close and end of stream, seeded with the server streams that get
+    past the handshake; tests/data/c-fuzz/engine/server-* are replayed first."""
+    exe = cbuild.build_engine_server_target(tree, tmp_path / "fuzz_engine_server")
+    corpus = tmp_path / "corpus"
+    assert engine_seeds.write_server(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 3
+    kept = sorted((DATA / "engine").glob("server-*"))
+    proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"Executed {corpus / 'server_session'}" in proc.stderr, proc.stderr[-2000:]
     proc = subprocess.run([str(exe), f"-runs={ENGINE_RUNS}", "-seed=20261127", f"-artifact_prefix={tmp_path}/",
                            "-print_final_stats=1", str(corpus)], capture_output=True, text=True, timeout=300,
                           check=False)

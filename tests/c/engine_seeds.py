@@ -1,5 +1,6 @@
-"""Seeds for tests/c/fuzz_engine.c: the recorded conversations of tests/engine_diff/streams.py, past their
-handshake (the harness does its own), as the harness's binary steps (its header comment has the format)."""
+"""Seeds for tests/c/fuzz_engine.c and tests/c/fuzz_engine_server.c: the recorded conversations of
+tests/engine_diff/streams.py (client role: SCENARIOS; server role: SERVER_SCENARIOS), past their handshake (the
+harnesses do their own), as the harnesses' binary steps (their header comments have the format)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine_diff"))
 import streams
 
 CONNECTION_OPEN = "000a0028"  # class 10, method 40: the handshake ends with its open-ok
+CONNECTION_OPEN_OK = "000a0029"  # the server's handshake ends with its own open-ok sent
 
 
 def _chunk(b: bytes) -> bytes:
@@ -25,8 +27,11 @@ def _hex(s: str) -> bytes:
 def encode(lines: list[str]) -> bytes:
     """One stream (tests/engine_diff/README.md's text form) -> the harness's input."""
     heartbeat = int(lines[0].split()[3])
-    opened = next(i for i, x in enumerate(lines) if x.startswith("send 0 " + CONNECTION_OPEN))
-    start = next(i for i in range(opened, len(lines)) if lines[i].startswith("recv ")) + 1
+    if lines[0].startswith("server "):  # the server's handshake is the lines up to its open-ok
+        start = next(i for i, x in enumerate(lines) if x.startswith("send 0 " + CONNECTION_OPEN_OK)) + 1
+    else:
+        opened = next(i for i, x in enumerate(lines) if x.startswith("send 0 " + CONNECTION_OPEN))
+        start = next(i for i in range(opened, len(lines)) if lines[i].startswith("recv ")) + 1
     out, now = bytearray([heartbeat % 3]), None
     for line in lines[start:]:
         w = line.split()
@@ -58,3 +63,16 @@ def write(engine: ModuleType, corpus: Path) -> int:
     for name, make in streams.SCENARIOS.items():
         (corpus / name).write_bytes(encode(make(engine)))
     return len(streams.SCENARIOS)
+
+
+def write_server(engine: ModuleType, corpus: Path) -> int:
+    """Each recorded server conversation that gets past the handshake (not the refused version, not the tune-ok
+    over the limit: the harness's handshake is a good one) as a seed file in ``corpus``."""
+    corpus.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for name, make in streams.SERVER_SCENARIOS.items():
+        lines = make(engine)
+        if any(x.startswith("send 0 " + CONNECTION_OPEN_OK) for x in lines):
+            (corpus / name).write_bytes(encode(lines))
+            n += 1
+    return n
