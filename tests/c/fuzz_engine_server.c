@@ -86,6 +86,11 @@ static void drain(ag_engine_t *e) {
       CHECK(ev.body.len == ev.header.body_size && (ev.body.len == 0 || ev.body.bytes != NULL));
     if (t == AG_EV_PUBLISHES_UNCONFIRMED)
       CHECK(ev.channel >= 1 && 1 <= ev.first_tag && ev.first_tag <= ev.delivery_tag);
+    /* after our close only the peer's close or close-ok counts: every other frame is discarded */
+    if (closing)
+      CHECK(t == AG_EV_CONNECTION_CLOSED || t == AG_EV_PROTOCOL_ERROR ||
+            t == AG_EV_CONNECTION_LOST || t == AG_EV_PUBLISHES_UNCONFIRMED ||
+            t == AG_EV_PEER_SILENT);
     if (t == AG_EV_CONNECTION_CLOSED)
       closing = 0;
     /* after our close the peer's other frames are discarded, not violations: a close or close-ok on
