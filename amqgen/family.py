@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import amqgen.amqp0.family
-import amqgen.amqp10.family
 import amqgen.amqp10.loader
 import amqgen.amqp10.model
 
@@ -86,15 +84,29 @@ class Family(Protocol):
         """The (class, method) pairs an output with fan-out ``per`` is rendered for ((None, None): once)."""
 
 
-#: the 0-8 / 0-9 / 0-9-1 family, for the commands that read it alone (traffic)
-AMQP0: Family = amqgen.amqp0.family.FAMILY
+# Each family's package is imported when a spec of it is first met: every CLI command is a process of its
+# own, and one on a 0-x spec need not load 1.0's modules (nor the reverse).
+
+
+def amqp0() -> Family:
+    """The 0-8 / 0-9 / 0-9-1 family, for the commands that read it alone (traffic)."""
+    import amqgen.amqp0.family
+
+    return amqgen.amqp0.family.FAMILY
+
+
+def amqp10() -> Family:
+    """The AMQP 1.0 family."""
+    import amqgen.amqp10.family
+
+    return amqgen.amqp10.family.FAMILY
 
 
 def family_of_model(spec: Model) -> Family:
     """The family of a loaded spec (render takes the model alone)."""
-    return amqgen.amqp10.family.FAMILY if spec.family == amqgen.amqp10.model.FAMILY else AMQP0
+    return amqp10() if spec.family == amqgen.amqp10.model.FAMILY else amqp0()
 
 
 def family_of(path: Path) -> Family:
     """The family of a spec path: a folder holding the 1.0 file set is AMQP 1.0, anything else 0-x."""
-    return amqgen.amqp10.family.FAMILY if amqgen.amqp10.loader.is_amqp10(path) else AMQP0
+    return amqp10() if amqgen.amqp10.loader.is_amqp10(path) else amqp0()

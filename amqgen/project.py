@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Location, UsageError
-from .family import AMQP0, Family, Model, family_of
+from .family import Family, Model, amqp0, family_of
 from .specs import resolve, resolve_overlay
 
 PROJECT_FILE = "amqgen.toml"
@@ -173,8 +173,8 @@ class SpecChoice:
     def load(self, strict: bool = False) -> Any:
         """The 0-x model (amqgen.amqp0.model.Spec), for a command that reads the 0-x families only (traffic)."""
         spec, overlays, project_strict = self.files()
-        if family_of(spec) is not AMQP0:
+        if family_of(spec) is not amqp0():
             raise UsageError(f"{spec} is the AMQP 1.0 file set: `amqgen validate`, `inspect`, `vectors`, `docs`, "
                              "`diff` and `render --lang python` read it; this command reads the 0-8, 0-9 and 0-9-1 "
                              "families only, so far")
-        return AMQP0.load(spec, overlays, strict or project_strict)
+        return amqp0().load(spec, overlays, strict or project_strict)

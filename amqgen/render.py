@@ -19,9 +19,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from . import __version__, fmtcache
 from .corpus import dumps
@@ -30,6 +28,9 @@ from .family import Model, family_of_model
 from .naming import Naming
 from .notice import GENERATED_MARK, notice
 from .specs import data_dir
+
+if TYPE_CHECKING:
+    import jinja2
 
 FANOUTS = ("spec", "class", "content-class", "method")
 FORMATTERS = ("none", "black", "clang-format")
@@ -216,6 +217,8 @@ def _utf16(ch: str) -> list[int]:
 
 
 def _environment(pack: Pack, naming: Naming, hook: Any) -> jinja2.Environment:
+    import jinja2  # here, not at the top: the commands that render nothing start without it
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(p) for p in pack.search_path]),
         undefined=jinja2.StrictUndefined,
@@ -323,6 +326,8 @@ def render(pack: Pack, spec: Model, options: Mapping[str, str] | None = None) ->
             known = ", ".join(sorted(opts)) or "none"
             raise RenderError(f"pack {pack.name!r} has no option {k!r} (its options: {known})")
         opts[k] = v
+    import jinja2
+
     naming = Naming(pack.language, prefix=opts.get("prefix", "amqp"))
     family = family_of_model(spec)
     family.check_names(naming, spec)

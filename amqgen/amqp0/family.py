@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..naming import Naming
-from . import vectors, wire
-from .behaviour import behaviour_plan
-from .diff import Diff, diff_specs
+from . import wire
 from .lower import load_spec
 from .model import Class, Method, Spec
-from .plan import codec_plan
-from .schema import json_schema, to_json
+
+if TYPE_CHECKING:
+    from .diff import Diff
+
+# The plans, the corpus, the diff and the schema are imported by the methods that use them: every CLI
+# command starts a process, and `validate` or `inspect` need none of them (a third of the start-up time).
 
 
 def _origin(el: Any) -> str:
@@ -29,7 +31,7 @@ def _origin(el: Any) -> str:
 class Amqp0:
     title: str = "AMQP 0-x"
     fanouts: tuple[str, ...] = ("spec", "class", "content-class", "method")
-    dialects: tuple[str, ...] = vectors.DIALECTS
+    dialects: tuple[str, ...] = wire.DIALECTS
     corpus_sections: tuple[str, ...] = ("methods", "properties", "frames", "tables", "malformed", "accepted")
 
     def __init__(self) -> None:
@@ -71,24 +73,37 @@ class Amqp0:
         return lines
 
     def inspect_json(self, spec: Spec) -> str:
+        from .schema import to_json
+
         return to_json(spec)
 
     def json_schema(self) -> dict[str, Any]:
+        from .schema import json_schema
+
         return json_schema()
 
     def corpus(self, spec: Spec, dialect: str) -> dict[str, Any]:
+        from . import vectors
+
         return vectors.corpus(spec, dialect)
 
     def corpus_schema(self) -> dict[str, Any]:
+        from . import vectors
+
         return vectors.json_schema()
 
     def diff(self, old: Spec, new: Spec) -> Diff:
+        from .diff import diff_specs
+
         return diff_specs(old, new)
 
     def check_names(self, naming: Naming, spec: Spec) -> None:
         naming.check_spec(spec)
 
     def render_context(self, spec: Spec, corpus_text: Callable[[str], str]) -> dict[str, Any]:
+        from .behaviour import behaviour_plan
+        from .plan import codec_plan
+
         corpora: dict[str, Any] = {}
 
         def vectors_json(dialect: str = "rabbitmq") -> str:
