@@ -7,7 +7,8 @@ engine's heartbeats, clean close and the EOF after it, then a forced close by ra
 The blocking client on it (client/<prefix>_client.h) runs the issue's exercise (examples/c_client/main.c, at
 most 63 code lines), an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c), and a confirming
 channel's end over hand-built server frames (tests/c/client_ends.c); OpenSSL as its transport
-(examples/c_client/tls.c) through a TLS-terminating forwarder. Built with warnings as errors, ASan and UBSan.
+(examples/c_client/tls.c) through a TLS-terminating forwarder; the exercise again, built by CMake against the
+rendered CMakeLists.txt's client library. Built with warnings as errors, ASan and UBSan.
 Without a broker it FAILS (never skips).
 """
 
@@ -160,6 +161,32 @@ def test_the_issue_exercise_in_at_most_63_lines(tree: Path, objects: list[str]) 
     lines = code_lines(EXAMPLE)
     assert lines <= 63, f"the example has {lines} code lines"
     proc = run(str(link(tree, objects, EXAMPLE, "example")), HOST, PORT)
+    assert proc.returncode == 0 and proc.stdout == "OK 100 messages published and read back with acks\n", (
+        proc.stdout + proc.stderr)[-4000:]
+
+
+CONSUMER = """cmake_minimum_required(VERSION 3.13)
+project(client_consumer C)
+add_subdirectory(${TREE} amqp)
+add_executable(example ${EXAMPLE})
+target_link_libraries(example PRIVATE ag::client)
+"""
+
+
+def test_the_client_library_built_by_cmake(tree: Path, tmp_path: Path) -> None:
+    """The rendered CMakeLists.txt's client library: a CMake project that add_subdirectory()s the rendered tree and
+    links ag::client (nothing else named: the codec and the include folders come with it) builds the issue's
+    exercise (examples/c_client/main.c) with warnings as errors, and it runs against the broker."""
+    cmake = cbuild.tool("cmake")
+    (tmp_path / "CMakeLists.txt").write_text(CONSUMER)
+    build = tmp_path / "build"
+    for cmd in ([cmake, "-S", str(tmp_path), "-B", str(build), f"-DTREE={tree}", f"-DEXAMPLE={EXAMPLE}",
+                 f"-D{cbuild.PREFIX.upper()}_BUILD_SHARED=OFF", "-DCMAKE_C_FLAGS=" + " ".join(cbuild.WARN)],
+                [cmake, "--build", str(build), "-j", "2"]):
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    assert (build / "amqp" / f"lib{cbuild.PREFIX}_client.a").is_file()
+    proc = run(str(build / "example"), HOST, PORT)
     assert proc.returncode == 0 and proc.stdout == "OK 100 messages published and read back with acks\n", (
         proc.stdout + proc.stderr)[-4000:]
 

@@ -151,6 +151,75 @@ def test_server_role_conversations(engine: ModuleType, driver: Path, server_reco
         assert evs[-2:] == ["ev connection-closed 320", "ev lost 1 end of stream after the connection closed"]
 
 
+def steps(log: list[str]) -> list[tuple[str, list[str]]]:
+    """The log cut at its steps: each ``> op`` line with the lines it gave (events, refused, out)."""
+    out: list[tuple[str, list[str]]] = []
+    for line in log:
+        if line.startswith("> "):
+            out.append((line[2:], []))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+BEAT = "out " + bytes([8, 0, 0, 0, 0, 0, 0, 0xCE]).hex()  # a heartbeat frame: type 8, channel 0, size 0, end
+
+
+def test_server_role_heartbeats(engine: ModuleType, driver: Path) -> None:
+    """The server role keeps the heartbeats the client's tune-ok agreed (1 s), by the client role's rules: a
+    heartbeat frame (built here) at the first tick a second after the tick that saw our last octets go out (a
+    heartbeat's own included), nothing between; the client's silence reported once, at the first tick more than
+    two seconds after the tick that saw its last octets, and again after it spoke and fell silent anew; both
+    engines alike."""
+    lines = streams.server_heartbeats(engine)
+    log = same(engine, driver, lines)
+    assert "ev negotiated 4096 32 1" in log and "ev protocol-error" not in "\n".join(log)
+    done = steps(log)
+    assert [op for op, _ in done] == [x.split()[0] for x in lines[1:]]
+    ticks = [(int(line.split()[1]), got) for line, (_, got) in zip(lines[1:], done, strict=True)
+             if line.startswith("tick ")]
+    assert ticks == [
+        (10_000, []), (10_999, []), (11_000, [BEAT]),
+        # the client's heartbeat (read, not answered) and our beat both count at 11,500
+        (11_500, []), (12_499, []), (12_500, [BEAT]),
+        # the channel's open-ok and the beat count at 13,000; its silence from 13,000: more than 2 s at 15,001
+        (13_000, []), (14_000, [BEAT]), (15_000, []), (15_001, ["ev silent"]), (16_000, [BEAT]), (17_000, []),
+        # it speaks at 17,500: silent again after 19,500, reported anew
+        (17_500, []), (18_000, [BEAT]), (19_000, []), (19_500, []), (19_501, ["ev silent"])], ticks
+    assert log[-1] == "ev lost 0 end of stream while the connection was open"
+
+
+def test_client_tune_ok_over_the_tune_refused(engine: ModuleType, driver: Path) -> None:
+    """The client role (its own limits above the server's tune of 16 channels, frame_max 8192): tune-ok values
+    over the tune, 0 for a limit the tune has, frame_max under frame-min-size: each refused with nothing
+    written (the C status, ERR_VALUE, is engine_run.c's check against RabbitMQ's tune); then the tune's values
+    go out as the frame built here, and the connection opens with them."""
+    log = same(engine, driver, streams.client_tune_over(engine))
+    tune_oks = [got for op, got in steps(log) if op == "send"][1:]
+    assert tune_oks[:5] == [["refused"]] * 5, tune_oks
+    payload = bytes.fromhex("000a001f") + (16).to_bytes(2, "big") + (8192).to_bytes(4, "big") + bytes(2)
+    frame = bytes([1, 0, 0]) + len(payload).to_bytes(4, "big") + payload + b"\xce"
+    assert tune_oks[5] == [f"out {frame.hex()}"], tune_oks[5]
+    assert "ev negotiated 8192 16 0" in log
+
+
+@pytest.mark.parametrize("tune_ok", [{"channel_max": 32, "frame_max": 8192}, {"channel_max": 33, "frame_max": 4096},
+                                     {"channel_max": 0, "frame_max": 4096}, {"channel_max": 32, "frame_max": 0},
+                                     {"channel_max": 16, "frame_max": 2048}])
+def test_server_role_tune_ok_over_the_tune(engine: ModuleType, driver: Path, tune_ok: dict[str, int]) -> None:
+    """The server role (tune 32 channels, frame_max 4096): a client's tune-ok over it, 0 for a limit it has, or
+    frame_max under frame-min-size is the client's violation, syntax-error (502), as the spec's tune-ok field
+    rules; nothing is written, and nothing more is read (the client's open after it gives no event)."""
+    r = streams.ServerRecorder(engine)
+    r.handshake(tune_ok={**tune_ok, "heartbeat": 0})
+    r.raw(r.frame(0, "connection.open", virtual_host="/"))
+    r.eof()
+    done = steps(same(engine, driver, r.lines))
+    assert done[-3][1] == ["ev protocol-error 502"], done[-3:]  # the tune-ok: the error, no octets
+    assert done[-2][1] == [], done[-2:]  # the open after it: unread
+    assert done[-1][1] == ["ev lost 0 end of stream while the connection was failed"], done[-1]
+
+
 def recuts(lines: list[str], cuts: list[int]) -> list[str]:
     """The same stream with every ``recv`` cut in pieces at the given points (taken modulo its length)."""
     out, k = [], 0

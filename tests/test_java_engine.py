@@ -8,7 +8,8 @@
   1,000 confirmed messages (every 100th body over frame_max), qos and acks, get, tx, 404 survived, server-sent
   cancel, clean close, heartbeats, and a forced close (``rabbitmqctl close_connection``, run here).
 - tests/java/ClientReturns.java logs in with AMQPLAIN (rabbitmqctl, run here, names the mechanism) and gets a
-  mandatory publish to an exchange with no binding back through ``Channel.onReturn`` with its sequence number.
+  mandatory publish to an exchange with no binding back through ``Channel.onReturn`` with its sequence number;
+  callbacks that throw (a consumer's, onReturn's) close their channel, not the I/O thread.
 - tests/java/EngineChecks.java feeds the engine server octets built by hand here and compares the octets it
   queues with octets built by hand here.
 
@@ -370,7 +371,10 @@ def _auth_mechanism(port: int) -> str:
 def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Build) -> None:
     """AMQPLAIN (the login in a field table) accepted by RabbitMQ, which lists the connection as AMQPLAIN, and a
     wrong password refused (403); a mandatory publish to an exchange with no binding comes back to onReturn with
-    its sequence number, between two routed publishes that do not."""
+    its sequence number, between two routed publishes that do not. A consumer callback that throws and an onReturn
+    that throws each close their channel (the next call on it throws ChannelClosedException 200 with the callback's
+    exception as its cause; the consumer is not called again; waitForConfirms does not hang), the exception is
+    logged, and the connection goes on (a new channel gets the first consumer's unacked messages back)."""
     prefix = f"h3-amqgen-java34-{uuid.uuid4().hex}"
     proc = subprocess.Popen(
         [tool("java", "openjdk-17-jdk-headless"), "-cp", str(java_build.classes), "ClientReturns", URI, prefix],
@@ -389,7 +393,13 @@ def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Buil
             proc.kill()
     assert mechanism == "AMQPLAIN"
     assert proc.returncode == 0, (out + err)[-3000:]
-    assert out.splitlines() == ["OK returned 2 312 NO_ROUTE", "OK refused 403"], out
+    assert out.splitlines() == [
+        "OK returned 2 312 NO_ROUTE", "OK consumer callback threw: its channel closed, the cause kept",
+        "OK onReturn threw: its channel closed, the cause kept", "OK connection usable after both: 4 messages got back",
+        "OK refused 403"], out
+    # each callback's exception reported (logged as a warning with its stack trace), not lost with the I/O thread
+    assert "java.lang.IllegalStateException: from the consumer" in err, err[-3000:]
+    assert "java.lang.UnsupportedOperationException: from onReturn" in err, err[-3000:]
     # the exchange never had a binding, so auto-delete never removes it: the program deletes it
     ctl = shutil.which("rabbitmqctl")
     assert ctl

@@ -200,6 +200,27 @@ static void open_connection(char **argv, const char *name) {
   m.u.connection_start_ok.locale = AG_LIT("en_US");
   call(0, &m);
   expect(AG_CONNECTION_TUNE, &ev);
+  /* tune-ok values over the server's tune (its limits, not zero), 0 for one of them (no limit) or frame_max under
+     frame-min-size: refused with ERR_VALUE and nothing written */
+  const ag_connection_tune_t *tune = &ev.method.u.connection_tune;
+  if (tune->frame_max == 0 || tune->channel_max == 0 || tune->frame_max == UINT32_MAX || tune->channel_max == 65535)
+    fail("the broker's tune sets no frame_max or channel_max");
+  const uint32_t over[5][2] = {{tune->channel_max, tune->frame_max + 1u},
+                               {tune->channel_max + 1u, 4096},
+                               {0, 4096},
+                               {tune->channel_max, 0},
+                               {tune->channel_max, 4095}};
+  for (int i = 0; i < 5; i++) {
+    size_t left;
+    m = method(AG_CONNECTION_TUNE_OK);
+    m.u.connection_tune_ok.channel_max = (uint16_t)over[i][0];
+    m.u.connection_tune_ok.frame_max = over[i][1];
+    if (ag_engine_send_method(&eng, 0, &m) != AG_ERR_VALUE)
+      fail("a tune-ok over the server's tune was not refused with ERR_VALUE");
+    (void)ag_engine_data_to_send(&eng, &left);
+    if (left != 0)
+      fail("a refused tune-ok wrote octets");
+  }
   ag_engine_tune_ok(&eng, &ev.method, &m);
   call(0, &m);
   if (eng.heartbeat != 1 || eng.frame_max != 4096)

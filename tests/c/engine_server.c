@@ -1,7 +1,9 @@
 /* A minimal AMQP 0-9-1 server on the generated engine's server role (tests/test_c_server.py): listens on
  * 127.0.0.1 (port 0: the kernel's pick, printed as "port N"), takes one connection over a POSIX socket,
- * logs in guest/guest (PLAIN), answers channel.open and queue.declare, and prints what the client publishes
- * (routing key, the "h2" header's value, the body in hex) and the closes; exit 0 after the client's close
+ * logs in guest/guest (PLAIN), answers channel.open, queue.declare and confirm.select, and prints what the client
+ * publishes (routing key, the "h2" header's value, the body in hex) and the closes; on a channel in confirm mode
+ * it numbers the publishes itself (the engine does not, as the Python engine's server role) and acks each with
+ * its tag ("ack <channel> <tag>"); exit 0 after the client's close
  * and the end of the stream, 1 on a protocol error or anything unexpected. */
 #define _POSIX_C_SOURCE 200809L
 #include "ag_engine.h"
@@ -18,6 +20,8 @@ static ag_engine_t eng;
 static uint8_t in_store[1 << 16], out_store[1 << 17], msg_store[1 << 17], rbuf[1 << 16];
 static int fd = -1;
 static bool clean; /* the end of the stream came after a finished close handshake */
+static uint64_t published[AG_ENGINE_MAX_CHANNELS + 1]; /* a confirming channel's publishes (0: not confirming) */
+static bool confirming[AG_ENGINE_MAX_CHANNELS + 1];
 
 static void fail(const char *what) {
   printf("FAIL %s\n", what);
@@ -95,6 +99,15 @@ static int on_event(const ag_event_t *ev) {
       m.u.queue_declare_ok.queue = ev->method.u.queue_declare.queue;
       call(ev->channel, &m);
       return 0;
+    case AG_CONFIRM_SELECT:
+      printf("confirm-select %u\n", ev->channel);
+      confirming[ev->channel] = true;
+      published[ev->channel] = 0; /* publishes from now on are numbered from 1 */
+      if (!ev->method.u.confirm_select.nowait) {
+        m = method(AG_CONFIRM_SELECT_OK);
+        call(ev->channel, &m);
+      }
+      return 0;
     default:
       return 0; /* tune-ok: the engine holds to it */
     }
@@ -109,6 +122,12 @@ static int on_event(const ag_event_t *ev) {
     for (size_t i = 0; i < ev->body.len; i++)
       printf("%02x", ev->body.bytes[i]);
     printf("\n");
+    if (confirming[ev->channel]) {
+      m = method(AG_BASIC_ACK);
+      m.u.basic_ack.delivery_tag = ++published[ev->channel];
+      call(ev->channel, &m);
+      printf("ack %u %llu\n", ev->channel, (unsigned long long)published[ev->channel]);
+    }
     return 0;
   }
   case AG_EV_CHANNEL_CLOSED:

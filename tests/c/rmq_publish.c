@@ -1,7 +1,8 @@
 /* librabbitmq's client against tests/c/engine_server.c (tests/test_c_server.py): logs in (guest/guest, frame_max
  * 131072 asked: the server's tune of 4096 wins), opens channel 1, declares a queue, publishes a 6,000-octet
- * body (two body frames at 4096) with a content type and an "h2" header, closes the channel and the connection.
- * argv: host port. Exit 0 when every reply came; 1 and a line otherwise. */
+ * body (two body frames at 4096) with a content type and an "h2" header on channel 1 in confirm mode, then a
+ * second one of 5 octets, each followed by the server's basic.ack read here ("ack <tag>": 1, then 2), closes the
+ * channel and the connection. argv: host port. Exit 0 when every reply came; 1 and a line otherwise. */
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 
@@ -33,6 +34,8 @@ int main(int argc, char **argv) {
       amqp_queue_declare(conn, 1, amqp_cstring_bytes("h2-server-q"), 0, 0, 1, 1, amqp_empty_table);
   check(amqp_get_rpc_reply(conn), "queue.declare");
   printf("declare-ok %.*s\n", (int)ok->queue.len, (const char *)ok->queue.bytes);
+  amqp_confirm_select(conn, 1);
+  check(amqp_get_rpc_reply(conn), "confirm.select");
   static char body[6000];
   for (size_t i = 0; i < sizeof body; i++)
     body[i] = (char)(i % 251);
@@ -46,11 +49,21 @@ int main(int argc, char **argv) {
   p.content_type = amqp_cstring_bytes("application/octet-stream");
   p.headers.num_entries = 1;
   p.headers.entries = &h;
-  amqp_bytes_t b = {sizeof body, body};
-  if (amqp_basic_publish(conn, 1, amqp_empty_bytes, amqp_cstring_bytes("h2-server-q"), 0, 0, &p, b) !=
-      AMQP_STATUS_OK) {
-    printf("FAIL publish\n");
-    return 1;
+  for (int i = 0; i < 2; i++) {
+    amqp_bytes_t b = {i == 0 ? sizeof body : 5, body};
+    if (amqp_basic_publish(conn, 1, amqp_empty_bytes, amqp_cstring_bytes("h2-server-q"), 0, 0, &p, b) !=
+        AMQP_STATUS_OK) {
+      printf("FAIL publish\n");
+      return 1;
+    }
+    amqp_frame_t f; /* the confirm: the server's basic.ack, whose tag librabbitmq decodes */
+    if (amqp_simple_wait_frame(conn, &f) != AMQP_STATUS_OK || f.frame_type != AMQP_FRAME_METHOD ||
+        f.channel != 1 || f.payload.method.id != AMQP_BASIC_ACK_METHOD) {
+      printf("FAIL no basic.ack\n");
+      return 1;
+    }
+    const amqp_basic_ack_t *ack = f.payload.method.decoded;
+    printf("ack %llu%s\n", (unsigned long long)ack->delivery_tag, ack->multiple ? " multiple" : "");
   }
   check(amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS), "channel.close");
   check(amqp_connection_close(conn, AMQP_REPLY_SUCCESS), "connection.close");

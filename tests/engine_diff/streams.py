@@ -293,6 +293,11 @@ class ServerRecorder:
         self.lines.append("eof")
         self.srv.receive_data(b"")
 
+    def tick(self, ms: int) -> None:
+        self.lines.append(f"tick {ms}")
+        self.srv.tick(ms / 1000)
+        self._pump()
+
     def handshake(self, tune_ok: Any = None) -> None:
         self.cli.initiate()
         self.raw(self.cli.data_to_send())
@@ -378,6 +383,51 @@ def server_role_closes(engine: ModuleType) -> list[str]:
     r.send(1, r.m("channel.open-ok"))  # refused: answers no request of the client's
     r.send(1, r.m("basic.qos-ok"))
     r.close()
+    r.eof()
+    return r.lines
+
+
+HEARTBEAT = bytes([8, 0, 0, 0, 0, 0, 0, 0xCE])  # type 8, channel 0, size 0, frame-end: built here, not encoded
+
+
+def server_heartbeats(engine: ModuleType) -> list[str]:
+    """The server role's heartbeats (interval 1 s, the client's tune-ok): ticks with nothing sent, a client's
+    heartbeat and a channel's open between them, then the client silent past two intervals (reported once, then
+    again after it spoke and fell silent anew); the end of the stream. tests/test_engine_diff.py says which tick
+    gives what."""
+    r = ServerRecorder(engine, heartbeat=1)
+    r.handshake()
+    for ms in (10_000, 10_999, 11_000):  # the first tick starts both clocks
+        r.tick(ms)
+    r.raw(HEARTBEAT)
+    for ms in (11_500, 12_499, 12_500):
+        r.tick(ms)
+    r.open_channel(1)  # the client's open read, our open-ok sent
+    for ms in (13_000, 14_000, 15_000, 15_001, 16_000, 17_000):
+        r.tick(ms)
+    r.raw(HEARTBEAT)
+    for ms in (17_500, 18_000, 19_000, 19_500, 19_501):
+        r.tick(ms)
+    r.eof()
+    return r.lines
+
+
+def client_tune_over(engine: ModuleType) -> list[str]:
+    """A client whose own limits are above the server's tune (16 channels, frame_max 8192) asks tune-ok values
+    over it (frame_max 8193, channel_max 17, 0 for either: no limit, frame_max 4095 under frame-min-size): each
+    refused with nothing written; then the tune's own values, and the connection opens with them."""
+    r = Recorder(engine, channel_max=64, frame_max=131072, heartbeat=0, server=(16, 8192, 0))
+    r.initiate()
+    r.server(0, "connection.start", version_major=0, version_minor=9, server_properties={"product": "x"},
+             mechanisms=b"PLAIN", locales=b"en_US")
+    r.send(0, r.m("connection.start-ok", client_properties={"product": "diff"}, mechanism="PLAIN",
+                  response=b"\0guest\0guest", locale="en_US"))
+    r.server(0, "connection.tune", channel_max=16, frame_max=8192, heartbeat=0)
+    for cm, fm in ((16, 8193), (17, 8192), (0, 8192), (16, 0), (16, 4095)):  # refused: the stream line only
+        r.lines.append(f"send 0 {r.encode(r.m('connection.tune-ok', channel_max=cm, frame_max=fm)).hex()}")
+    r.send(0, r.m("connection.tune-ok", channel_max=16, frame_max=8192, heartbeat=0))
+    r.send(0, r.m("connection.open", virtual_host="/"))
+    r.server(0, "connection.open-ok")
     r.eof()
     return r.lines
 

@@ -1,8 +1,12 @@
 // The generated blocking client (package amqgen.rabbit) against RabbitMQ: AMQPLAIN login and returned publishes.
 // Usage: java ClientReturns URI PREFIX. Logs in with AMQPLAIN, prints "READY <local port>" and waits for a line on
 // stdin (the test reads the connection's mechanism with rabbitmqctl meanwhile); then, on a confirming channel,
-// mandatory publishes to an exchange with no binding (returned) and to a queue (not returned); then AMQPLAIN with a
-// wrong password. One "OK ..." line per check; any failure: one line and exit 1.
+// mandatory publishes to an exchange with no binding (returned) and to a queue (not returned); callbacks that throw
+// (a consumer's, onReturn's: each closes its channel, the exception the cause of what its calls throw after, the
+// connection usable); then AMQPLAIN with a wrong password. One "OK ..." line per check; any failure: one line and
+// exit 1.
+import amqgen.rabbit.BasicConsume;
+import amqgen.rabbit.BasicGet;
 import amqgen.rabbit.BasicProperties;
 import amqgen.rabbit.BasicPublish;
 import amqgen.rabbit.Client;
@@ -41,6 +45,7 @@ public final class ClientReturns {
             ch.exchangeDeclare(new ExchangeDeclare().withExchange(ex).withType("direct").withAutoDelete(true));
             try {
                 returns(ch, ex, prefix);
+                throwingCallbacks(conn, ex, prefix);
             } finally { // auto-delete goes with the last binding, and this exchange never has one
                 if (ch.open()) {
                     ch.exchangeDelete(new ExchangeDelete().withExchange(ex));
@@ -55,6 +60,82 @@ public final class ClientReturns {
         } catch (Client.ConnectionClosedException e) {
             System.out.println("OK refused " + e.replyCode());
         }
+    }
+
+    /** Waits (at most 10 s) for the I/O thread to close a channel whose callback threw. */
+    static void awaitClosed(Client.Channel ch) throws InterruptedException {
+        for (int i = 0; i < 1000 && ch.open(); i++) {
+            Thread.sleep(10);
+        }
+        check(!ch.open(), "channel " + ch.number() + " still open after its callback threw");
+    }
+
+    /** A call on a channel a callback closed: ChannelClosedException, 200, the callback's exception its cause. */
+    static void closedBy(Client.Channel ch, RuntimeException thrown, String what) {
+        try {
+            ch.queueDeclare(new QueueDeclare().withQueue("").withExclusive(true));
+            check(false, "a call on the channel " + what + " closed did not throw");
+        } catch (Client.ChannelClosedException e) {
+            check(e.getCause() == thrown && e.replyCode() == 200
+                    && e.replyText().equals("closed by the client: the " + what + " callback threw "
+                            + thrown.getClass().getName()), "closed by " + e + " cause " + e.getCause());
+        }
+    }
+
+    static void throwingCallbacks(Client conn, String ex, String prefix) throws InterruptedException {
+        // a consumer callback that throws on its first delivery: its channel closes, the I/O thread goes on
+        Client.Channel a = conn.openChannel();
+        String q = a.queueDeclare(new QueueDeclare().withQueue(prefix + "-throws").withExclusive(true)).queue();
+        RuntimeException boom = new IllegalStateException("from the consumer");
+        int[] calls = {0};
+        a.consume(new BasicConsume().withQueue(q), d -> {
+            calls[0]++;
+            throw boom;
+        });
+        for (int i = 0; i < 3; i++) {
+            a.publish(new BasicPublish().withRoutingKey(q), null, new byte[] {(byte) i});
+        }
+        a.flush();
+        awaitClosed(a);
+        closedBy(a, boom, "consumer");
+        check(calls[0] == 1, "the callback ran " + calls[0] + " times after it threw");
+        a.close(); // closed already: returns at once
+        System.out.println("OK consumer callback threw: its channel closed, the cause kept");
+
+        // onReturn that throws: its confirming channel closes; waitForConfirms does not hang: the broker's ack
+        // after the return counts when it was read before our close (true), else the publish ends unconfirmed at
+        // the close-ok (false), or the wait wakes to the channel's end (thrown)
+        Client.Channel b = conn.openChannel();
+        RuntimeException bad = new UnsupportedOperationException("from onReturn");
+        b.onReturn(r -> {
+            throw bad;
+        });
+        b.confirmSelect(new ConfirmSelect());
+        b.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null, new byte[] {9});
+        try {
+            b.waitForConfirms();
+        } catch (Client.ChannelClosedException e) {
+            check(e.getCause() == bad, "waitForConfirms ended by " + e);
+        }
+        awaitClosed(b);
+        closedBy(b, bad, "onReturn");
+        System.out.println("OK onReturn threw: its channel closed, the cause kept");
+
+        // the connection goes on: a new channel, the messages the first consumer never acked requeued to it
+        Client.Channel c = conn.openChannel();
+        c.publish(new BasicPublish().withRoutingKey(q), null, new byte[] {7});
+        int got = 0; // (the broker requeues channel a's three as it closes it: a get may come first, so retried)
+        for (int i = 0; i < 500 && got < 4; i++) {
+            if (c.get(new BasicGet().withQueue(q).withNoAck(true)) != null) {
+                got++;
+            } else {
+                Thread.sleep(10);
+            }
+        }
+        check(got == 4 && c.get(new BasicGet().withQueue(q).withNoAck(true)) == null && conn.isOpen(),
+                "got " + got + " messages back on a new channel");
+        c.close();
+        System.out.println("OK connection usable after both: " + got + " messages got back");
     }
 
     static void returns(Client.Channel ch, String ex, String prefix) {
