@@ -3,7 +3,7 @@
 method's and properties' octets re-encoded, key fields, reply codes, each refusal of a local call) and the same
 bytes out after every step. tests/engine_diff/README.md has the stream format, the log format and what the log
 leaves out; driver.c is the C side (built with ASan and UBSan), pydriver.py the Python side, JavaDriver.java the
-Java side (the same log from the Java engine: the test_java_* tests).
+Java side (the same log from the Java engine: the test_java_* tests, and the server role's tests).
 
 Streams: conversations recorded from the Python engine's client and server roles talking to each other
 (streams.py: the scenario list's session, a server-forced close, a silent peer), then hypothesis-made ones from
@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -116,14 +118,61 @@ def server_recorded(engine: ModuleType) -> dict[str, list[str]]:
     return {name: make(engine) for name, make in streams.SERVER_SCENARIOS.items()}
 
 
+class JavaSession:
+    """One JavaDriver JVM kept for the module, fed a stream at a time (a JVM per hypothesis example would cost
+    minutes): the stream and its "%%" written by a thread while its log is read up to the driver's "%%" (a pipe
+    filled both ways would block both sides)."""
+
+    def __init__(self, classpath: str) -> None:
+        self.proc = subprocess.Popen([javatarget.tool("java", "openjdk-17-jdk-headless"), "-cp", classpath,
+                                      "JavaDriver"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+
+    def log(self, lines: list[str]) -> list[str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        stdin = self.proc.stdin
+
+        def feed() -> None:
+            stdin.write("\n".join(lines) + "\n%%\n")
+            stdin.flush()
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        out: list[str] = []
+        while (line := self.proc.stdout.readline()) != "%%\n":
+            if not line:  # the JVM ended: its exit status and stderr say why
+                writer.join()
+                self.proc.wait(timeout=30)
+                raise AssertionError(f"Java driver: exit {self.proc.returncode} {out[-3:]} "
+                                     f"{self.proc.stderr.read()[-3000:] if self.proc.stderr else ''}")
+            out.append(line.rstrip("\n"))
+        writer.join()
+        return out
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+        assert self.proc.stderr is not None and self.proc.stderr.read() == ""
+
+
+@pytest.fixture(scope="module")
+def java_session(java_driver: str) -> Iterator[JavaSession]:
+    session = JavaSession(java_driver)
+    yield session
+    session.close()
+
+
 @pytest.mark.parametrize("name", sorted(streams.SERVER_SCENARIOS))
-def test_server_role_conversations(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
-                                   name: str) -> None:
-    """The server role (Python and C only: the Java engine has none): a client's octets in, the server's calls,
-    the same events and octets out from both engines."""
+def test_server_role_conversations(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                   server_recorded: dict[str, list[str]], name: str) -> None:
+    """The server role: a client's octets in, the server's calls, the same events and octets out from the
+    Python, C and Java engines."""
     lines = server_recorded[name]
     assert lines[0].startswith("server ")
     log = same(engine, driver, lines)
+    java = java_session.log(lines)
+    assert java == log, f"{name}: java / python and C differ at {first_difference(java, log)}"
     evs = [x for x in log if x.startswith("ev ")]
     errors = [x for x in evs if x.startswith("ev protocol-error")]
     header = "414d5150" + "00000901"  # "AMQP" 0 0 9 1: 0-9-1's protocol header
@@ -217,10 +266,14 @@ SERVER_SETTINGS = settings(SETTINGS, max_examples=60)
 
 @SERVER_SETTINGS
 @given(name=st.sampled_from(sorted(streams.SERVER_SCENARIOS)), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
-                                     name: str, cuts: list[int]) -> None:
-    """The server role's streams with the client's octets cut anywhere: the same logs, and no new violation."""
-    log = same(engine, driver, recuts(server_recorded[name], cuts))
+def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                     server_recorded: dict[str, list[str]], name: str, cuts: list[int]) -> None:
+    """The server role's streams with the client's octets cut anywhere: the same logs from the three engines, and
+    no new violation."""
+    lines = recuts(server_recorded[name], cuts)
+    log = same(engine, driver, lines)
+    java = java_session.log(lines)
+    assert java == log, f"{name}: java / python and C differ at {first_difference(java, log)}"
     errors = [x for x in log if x.startswith("ev protocol-error")]
     assert errors == [x for x in same(engine, driver, server_recorded[name]) if x.startswith("ev protocol-error")]
 
