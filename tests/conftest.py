@@ -116,6 +116,7 @@ TIERS: dict[str, str] = {
     "test_java_broker": "peers",
     "test_java_engine": "peers",
     "test_java_interop": "peers",
+    "test_java_server": "peers",
     "test_lowering": "peers",
     "test_python10_broker": "peers",
     "test_python10_codec_fixes": "peers",

@@ -172,7 +172,7 @@ def test_engine_server_role_fuzzing_past_the_handshake_bounded(tree: Path, amqp0
     past the handshake; tests/data/c-fuzz/engine/server-* are replayed first."""
     exe = cbuild.build_engine_server_target(tree, tmp_path / "fuzz_engine_server")
     corpus = tmp_path / "corpus"
-    assert engine_seeds.write_server(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 3
+    assert engine_seeds.write_server(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 6
     kept = sorted((DATA / "engine").glob("server-*"))
     proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
                           text=True, timeout=120, check=False)

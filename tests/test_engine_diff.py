@@ -3,7 +3,7 @@
 method's and properties' octets re-encoded, key fields, reply codes, each refusal of a local call) and the same
 bytes out after every step. tests/engine_diff/README.md has the stream format, the log format and what the log
 leaves out; driver.c is the C side (built with ASan and UBSan), pydriver.py the Python side, JavaDriver.java the
-Java side (the same log from the Java engine: the test_java_* tests).
+Java side (the same log from the Java engine: the test_java_* tests, and the server role's tests).
 
 Streams: conversations recorded from the Python engine's client and server roles talking to each other
 (streams.py: the scenario list's session, a server-forced close, a silent peer), then hypothesis-made ones from
@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -116,14 +118,61 @@ def server_recorded(engine: ModuleType) -> dict[str, list[str]]:
     return {name: make(engine) for name, make in streams.SERVER_SCENARIOS.items()}
 
 
+class JavaSession:
+    """One JavaDriver JVM kept for the module, fed a stream at a time (a JVM per hypothesis example would cost
+    minutes): the stream and its "%%" written by a thread while its log is read up to the driver's "%%" (a pipe
+    filled both ways would block both sides)."""
+
+    def __init__(self, classpath: str) -> None:
+        self.proc = subprocess.Popen([javatarget.tool("java", "openjdk-17-jdk-headless"), "-cp", classpath,
+                                      "JavaDriver"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+
+    def log(self, lines: list[str]) -> list[str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        stdin = self.proc.stdin
+
+        def feed() -> None:
+            stdin.write("\n".join(lines) + "\n%%\n")
+            stdin.flush()
+
+        writer = threading.Thread(target=feed)
+        writer.start()
+        out: list[str] = []
+        while (line := self.proc.stdout.readline()) != "%%\n":
+            if not line:  # the JVM ended: its exit status and stderr say why
+                writer.join()
+                self.proc.wait(timeout=30)
+                raise AssertionError(f"Java driver: exit {self.proc.returncode} {out[-3:]} "
+                                     f"{self.proc.stderr.read()[-3000:] if self.proc.stderr else ''}")
+            out.append(line.rstrip("\n"))
+        writer.join()
+        return out
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+        assert self.proc.stderr is not None and self.proc.stderr.read() == ""
+
+
+@pytest.fixture(scope="module")
+def java_session(java_driver: str) -> Iterator[JavaSession]:
+    session = JavaSession(java_driver)
+    yield session
+    session.close()
+
+
 @pytest.mark.parametrize("name", sorted(streams.SERVER_SCENARIOS))
-def test_server_role_conversations(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
-                                   name: str) -> None:
-    """The server role (Python and C only: the Java engine has none): a client's octets in, the server's calls,
-    the same events and octets out from both engines."""
+def test_server_role_conversations(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                   server_recorded: dict[str, list[str]], name: str) -> None:
+    """The server role: a client's octets in, the server's calls, the same events and octets out from the
+    Python, C and Java engines."""
     lines = server_recorded[name]
     assert lines[0].startswith("server ")
     log = same(engine, driver, lines)
+    java = java_session.log(lines)
+    assert java == log, f"{name}: java / python and C differ at {first_difference(java, log)}"
     evs = [x for x in log if x.startswith("ev ")]
     errors = [x for x in evs if x.startswith("ev protocol-error")]
     header = "414d5150" + "00000901"  # "AMQP" 0 0 9 1: 0-9-1's protocol header
@@ -149,6 +198,17 @@ def test_server_role_conversations(engine: ModuleType, driver: Path, server_reco
     elif name == "server_closes":
         assert not errors and log.count("refused") == 1  # an open-ok answering the client's qos
         assert evs[-2:] == ["ev connection-closed 320", "ev lost 1 end of stream after the connection closed"]
+    elif name == "server_silent_client":  # ticks at 0, 600, 1000, 1500, 2100, 2500 ms (a heartbeat every 1 s)
+        assert not errors and "ev negotiated 4096 32 1" in evs and evs.count("ev silent") == 1
+        assert log.count("out 08000000000000ce") == 2  # at 1000, and at 2500 (1 s after the tick that sent it)
+        assert evs[-2:] == ["ev connection-closed 200", "ev lost 1 end of stream after the connection closed"]
+    elif name == "server_channel_twice":
+        assert errors == ["ev protocol-error 504"]  # channel-error: channel 1 opened while open
+    elif name == "server_frame_over":
+        assert errors == ["ev protocol-error 501"]  # frame-error: the client's frame over frame_max
+        # the delivery whose content header is over frame_max refused (nothing out), the small one sent
+        i = log.index("refused")
+        assert log[i - 1] == "> publish" and log[i + 1] == "> publish" and log[i + 2].startswith("out ")
 
 
 def steps(log: list[str]) -> list[tuple[str, list[str]]]:
@@ -165,14 +225,15 @@ def steps(log: list[str]) -> list[tuple[str, list[str]]]:
 BEAT = "out " + bytes([8, 0, 0, 0, 0, 0, 0, 0xCE]).hex()  # a heartbeat frame: type 8, channel 0, size 0, end
 
 
-def test_server_role_heartbeats(engine: ModuleType, driver: Path) -> None:
+def test_server_role_heartbeats(engine: ModuleType, driver: Path, java_session: JavaSession) -> None:
     """The server role keeps the heartbeats the client's tune-ok agreed (1 s), by the client role's rules: a
     heartbeat frame (built here) at the first tick a second after the tick that saw our last octets go out (a
     heartbeat's own included), nothing between; the client's silence reported once, at the first tick more than
-    two seconds after the tick that saw its last octets, and again after it spoke and fell silent anew; both
-    engines alike."""
+    two seconds after the tick that saw its last octets, and again after it spoke and fell silent anew; the
+    three engines alike."""
     lines = streams.server_heartbeats(engine)
     log = same(engine, driver, lines)
+    assert java_session.log(lines) == log
     assert "ev negotiated 4096 32 1" in log and "ev protocol-error" not in "\n".join(log)
     done = steps(log)
     assert [op for op, _ in done] == [x.split()[0] for x in lines[1:]]
@@ -189,12 +250,14 @@ def test_server_role_heartbeats(engine: ModuleType, driver: Path) -> None:
     assert log[-1] == "ev lost 0 end of stream while the connection was open"
 
 
-def test_client_tune_ok_over_the_tune_refused(engine: ModuleType, driver: Path) -> None:
+def test_client_tune_ok_over_the_tune_refused(engine: ModuleType, driver: Path, java_session: JavaSession) -> None:
     """The client role (its own limits above the server's tune of 16 channels, frame_max 8192): tune-ok values
     over the tune, 0 for a limit the tune has, frame_max under frame-min-size: each refused with nothing
     written (the C status, ERR_VALUE, is engine_run.c's check against RabbitMQ's tune); then the tune's values
     go out as the frame built here, and the connection opens with them."""
-    log = same(engine, driver, streams.client_tune_over(engine))
+    lines = streams.client_tune_over(engine)
+    log = same(engine, driver, lines)
+    assert java_session.log(lines) == log
     tune_oks = [got for op, got in steps(log) if op == "send"][1:]
     assert tune_oks[:5] == [["refused"]] * 5, tune_oks
     payload = bytes.fromhex("000a001f") + (16).to_bytes(2, "big") + (8192).to_bytes(4, "big") + bytes(2)
@@ -206,7 +269,8 @@ def test_client_tune_ok_over_the_tune_refused(engine: ModuleType, driver: Path) 
 @pytest.mark.parametrize("tune_ok", [{"channel_max": 32, "frame_max": 8192}, {"channel_max": 33, "frame_max": 4096},
                                      {"channel_max": 0, "frame_max": 4096}, {"channel_max": 32, "frame_max": 0},
                                      {"channel_max": 16, "frame_max": 2048}])
-def test_server_role_tune_ok_over_the_tune(engine: ModuleType, driver: Path, tune_ok: dict[str, int]) -> None:
+def test_server_role_tune_ok_over_the_tune(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                           tune_ok: dict[str, int]) -> None:
     """The server role (tune 32 channels, frame_max 4096): a client's tune-ok over it, 0 for a limit it has, or
     frame_max under frame-min-size is the client's violation, syntax-error (502), as the spec's tune-ok field
     rules; nothing is written, and nothing more is read (the client's open after it gives no event)."""
@@ -214,7 +278,9 @@ def test_server_role_tune_ok_over_the_tune(engine: ModuleType, driver: Path, tun
     r.handshake(tune_ok={**tune_ok, "heartbeat": 0})
     r.raw(r.frame(0, "connection.open", virtual_host="/"))
     r.eof()
-    done = steps(same(engine, driver, r.lines))
+    log = same(engine, driver, r.lines)
+    assert java_session.log(r.lines) == log
+    done = steps(log)
     assert done[-3][1] == ["ev protocol-error 502"], done[-3:]  # the tune-ok: the error, no octets
     assert done[-2][1] == [], done[-2:]  # the open after it: unread
     assert done[-1][1] == ["ev lost 0 end of stream while the connection was failed"], done[-1]
@@ -286,10 +352,14 @@ SERVER_SETTINGS = settings(SETTINGS, max_examples=60)
 
 @SERVER_SETTINGS
 @given(name=st.sampled_from(sorted(streams.SERVER_SCENARIOS)), cuts=st.lists(st.integers(0, 1 << 16), max_size=8))
-def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]],
-                                     name: str, cuts: list[int]) -> None:
-    """The server role's streams with the client's octets cut anywhere: the same logs, and no new violation."""
-    log = same(engine, driver, recuts(server_recorded[name], cuts))
+def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                     server_recorded: dict[str, list[str]], name: str, cuts: list[int]) -> None:
+    """The server role's streams with the client's octets cut anywhere: the same logs from the three engines, and
+    no new violation."""
+    lines = recuts(server_recorded[name], cuts)
+    log = same(engine, driver, lines)
+    java = java_session.log(lines)
+    assert java == log, f"{name}: java / python and C differ at {first_difference(java, log)}"
     errors = [x for x in log if x.startswith("ev protocol-error")]
     assert errors == [x for x in same(engine, driver, server_recorded[name]) if x.startswith("ev protocol-error")]
 
@@ -298,9 +368,15 @@ def test_server_streams_cut_anywhere(engine: ModuleType, driver: Path, server_re
 @given(name=st.sampled_from(sorted(streams.SERVER_SCENARIOS)),
        op=st.sampled_from(["flip", "insert", "delete", "cut", "drop", "repeat"]),
        where=st.integers(0, 1000), at=st.integers(0, 1 << 16), data=st.binary(max_size=12))
-def test_server_hostile_streams(engine: ModuleType, driver: Path, server_recorded: dict[str, list[str]], name: str,
-                                op: str, where: int, at: int, data: bytes) -> None:
-    same(engine, driver, mutate(server_recorded[name], op, where, at, data))
+def test_server_hostile_streams(engine: ModuleType, driver: Path, java_session: JavaSession,
+                                server_recorded: dict[str, list[str]], name: str, op: str, where: int, at: int,
+                                data: bytes) -> None:
+    """The server role's streams changed (the client's octets flipped, inserted, deleted, cut short; a caller's
+    line dropped or repeated): the same logs from the three engines."""
+    lines = mutate(server_recorded[name], op, where, at, data)
+    log = same(engine, driver, lines)
+    java = java_session.log(lines)
+    assert java == log, f"{name}: java / python and C differ at {first_difference(java, log)}"
 
 
 # -- the Java engine: the same streams, the same log -------------------------------------------------------------

@@ -7,8 +7,8 @@ input does not back shows as an OutOfMemoryError). A bounded slice here; `Hostil
 a large N is the long run (see templates/java/README.md).
 
 The engine too (issue 34), by tests/java/EngineHostile.java: the recorded conversations of
-tests/engine_diff/streams.py with their server octets mutated, replayed into a fresh Engine with the caller's
-sends at their places; only LocalProtocolException may escape, ConnectionLost is the last event, nothing
+tests/engine_diff/streams.py with their peer's octets mutated, replayed into a fresh Engine (both roles) with the
+caller's sends at their places; only LocalProtocolException may escape, ConnectionLost is the last event, nothing
 follows a ProtocolError but the caller's close, and every frame out is within the frame_max in force.
 `EngineHostile STREAMFILE SEED N` with a large N is the long run.
 """
@@ -98,6 +98,28 @@ def test_mutated_conversations_give_the_engine_only_documented_outcomes(java_bui
     assert m, proc.stdout
     past, events, errors, refused = map(int, m.groups())
     assert past > ENGINE_CASES // 2 and events > 5 * ENGINE_CASES, proc.stdout
+    assert ENGINE_CASES // 4 < errors < ENGINE_CASES and refused > 0, proc.stdout
+
+
+def test_mutated_server_conversations_give_the_engine_only_documented_outcomes(java_build: Build,
+                                                                               amqp091: ModuleType,
+                                                                               tmp_path: Path) -> None:
+    """The same in the server role: streams.SERVER_SCENARIOS with the client's octets mutated, replayed into an
+    Engine.server() with the server's calls at their places (a delivery over frame_max is refused with nothing
+    written; the frame_max in force is the client's tune-ok once the engine took it)."""
+    engine = importlib.import_module(f"{amqp091.__name__}.engine")
+    conversations = [make(engine) for make in streams.SERVER_SCENARIOS.values()]
+    path = tmp_path / "streams.txt"
+    write_streams(path, conversations)
+    proc = java(java_build, "EngineHostile", str(path), "33", str(ENGINE_CASES), timeout=300)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+    assert proc.stdout.startswith(f"OK {ENGINE_CASES} mutated streams from {len(conversations)} conversations"), \
+        proc.stdout
+    m = re.search(r"(\d+) past the handshake, (\d+) events, (\d+) streams with a ProtocolError, (\d+) sends "
+                  r"refused", proc.stdout)
+    assert m, proc.stdout
+    past, events, errors, refused = map(int, m.groups())
+    assert past > ENGINE_CASES // 2 and events > 4 * ENGINE_CASES, proc.stdout
     assert ENGINE_CASES // 4 < errors < ENGINE_CASES and refused > 0, proc.stdout
 
 

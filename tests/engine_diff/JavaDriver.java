@@ -1,7 +1,8 @@
 // The Java engine's driver for the differential test (README.md here): reads streams (the format there) on stdin,
-// drives a client-role Engine of package amqgen.rabbit with each and prints the canonical event log, as driver.c
-// and pydriver.py print it. A line "%%" ends a stream (its log ends with "%%" too) and the next one gets a fresh
-// engine: one JVM runs many streams. A line that does not parse is "bad-stream ..." and exit 2 (the harness's bug).
+// drives an Engine of package amqgen.rabbit in the role each stream's first line names and prints the canonical
+// event log, as driver.c and pydriver.py print it. A line "%%" ends a stream (its log ends with "%%" too) and the
+// next one gets a fresh engine: one JVM runs many streams. A line that does not parse is "bad-stream ..." and
+// exit 2 (the harness's bug).
 import amqgen.rabbit.DecodeException;
 import amqgen.rabbit.Dialect;
 import amqgen.rabbit.EncodeException;
@@ -120,14 +121,17 @@ public final class JavaDriver {
                 continue;
             }
             if (e == null) {
-                if (w.length != 4 || !"client".equals(w[0])) {
+                if (w.length != 4 || !"client".equals(w[0]) && !"server".equals(w[0])) {
                     bad("first line " + line);
                 }
-                e = new Engine(); // the wanted limits are the tune-ok's the stream sends: nothing to configure
+                // the wanted limits are those of the tune-ok (a client) or the tune (a server) the stream sends:
+                // nothing to configure
+                e = "server".equals(w[0]) ? Engine.server() : new Engine();
                 continue;
             }
             if ("%%".equals(w[0])) {
                 OUT.println("%%");
+                OUT.flush(); // a caller feeding one stream at a time reads its log now
                 e = null;
                 continue;
             }

@@ -281,7 +281,16 @@ class ServerRecorder:
         p = self.properties[method.CLASS_ID](**props)
         header = method.CLASS_ID.to_bytes(2, "big") + bytes(2) + len(body).to_bytes(8, "big") + p.encode()
         self.lines.append(f"publish {channel} {self.encode(method).hex()} {header.hex()} {body.hex() or '-'}")
-        self.srv.send(channel, method, p, body)
+        try:  # (refused: the engines must all refuse it)
+            self.srv.send(channel, method, p, body)
+        except self.engine.LocalProtocolError:
+            pass
+        self._pump()
+
+    def tick(self, ms: int) -> None:
+        """The server's clock (the client's is not ticked: it sends no heartbeat of its own)."""
+        self.lines.append(f"tick {ms}")
+        self.srv.tick(ms / 1000)
         self._pump()
 
     def close(self, code: int = 320, text: str = "shutdown") -> None:
@@ -412,6 +421,20 @@ def server_heartbeats(engine: ModuleType) -> list[str]:
     return r.lines
 
 
+def server_silent_client(engine: ModuleType) -> list[str]:
+    """A heartbeat of 1 s agreed: the server's heartbeats as its clock runs, the silent client reported
+    (PeerSilent), one heartbeat from the client, then its close."""
+    r = ServerRecorder(engine, heartbeat=1, client=(2047, 131072, 1))
+    r.handshake()
+    for ms in (0, 600, 1000, 1500, 2100, 2500):
+        r.tick(ms)
+    r.raw(bytes.fromhex("08000000000000ce"))
+    r.tick(3000)
+    r.client(0, "connection.close", reply_code=200, reply_text="bye")
+    r.eof()
+    return r.lines
+
+
 def client_tune_over(engine: ModuleType) -> list[str]:
     """A client whose own limits are above the server's tune (16 channels, frame_max 8192) asks tune-ok values
     over it (frame_max 8193, channel_max 17, 0 for either: no limit, frame_max 4095 under frame-min-size): each
@@ -432,6 +455,36 @@ def client_tune_over(engine: ModuleType) -> list[str]:
     return r.lines
 
 
+def server_channel_twice(engine: ModuleType) -> list[str]:
+    """The client opens channel 1 a second time while it is open: 504 (channel-error)."""
+    r = ServerRecorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.raw(r.frame(1, "channel.open"))
+    r.close(504, "channel 1 is open")
+    r.eof()
+    return r.lines
+
+
+def server_frame_over(engine: ModuleType) -> list[str]:
+    """frame_max 4096 both ways: the server's delivery whose content header (a 5,000-octet header value) would be
+    over it is refused with nothing written, a small one goes; the client's method frame over it is its violation
+    (frame-error 501)."""
+    r = ServerRecorder(engine)
+    r.handshake()
+    r.open_channel(1)
+    r.client(1, "basic.consume", queue="h1-q", consumer_tag="c1")
+    r.send(1, r.m("basic.consume-ok", consumer_tag="c1"))
+    deliver = r.m("basic.deliver", consumer_tag="c1", delivery_tag=1, routing_key="h1-q")
+    r.publish(1, deliver, b"big", headers={"big": "y" * 5000})
+    r.publish(1, deliver, b"small", headers={"small": "y"})
+    r.raw(r.frame(1, "queue.declare", queue="h1-q", arguments={"x": "z" * 5000}))
+    r.close(501, "frame over frame_max")
+    r.eof()
+    return r.lines
+
+
 SERVER_SCENARIOS = {"server_session": server_session, "server_violation": server_violation,
                     "server_tune_over": server_tune_over, "server_wrong_version": server_wrong_version,
-                    "server_closes": server_role_closes}
+                    "server_closes": server_role_closes, "server_silent_client": server_silent_client,
+                    "server_channel_twice": server_channel_twice, "server_frame_over": server_frame_over}

@@ -1,20 +1,23 @@
-// Seeded random mutation of the generated Java engine's input (package amqgen.rabbit, client role; issue 34).
+// Seeded random mutation of the generated Java engine's input (package amqgen.rabbit, both roles; issue 34).
 // Input: a file of streams in tests/engine_diff/README.md's text form (the recorded conversations of
-// tests/engine_diff/streams.py), a line "%%" ending each. Each case takes one stream, mutates the server's octets
-// (its recv lines: bits flipped, octets set to interesting values, 4-octet lengths set huge, octets inserted or
+// tests/engine_diff/streams.py), a line "%%" ending each; a stream whose first line is "server ..." runs an
+// Engine.server(). Each case takes one stream, mutates the peer's octets (its recv lines: bits flipped, octets set to interesting values, 4-octet lengths set huge, octets inserted or
 // deleted, the stream cut short there) and replays it into a fresh Engine, the caller's sends at their places,
 // each recv cut in random pieces (arrays or ByteBuffers); a ProtocolError is answered with close() half the time,
 // as a caller would. Required:
-//   - only LocalProtocolException escapes, and only from the caller's calls (initiate, send, publish, close);
-//     receive, receiveEof, tick, nextEvent, dataToSend throw nothing; a case never hangs (a watchdog);
+//   - only LocalProtocolException (and EncodeException: a frame over frame_max) escapes, only from the caller's
+//     calls (initiate, send, publish, close), and a refused call writes nothing; receive, receiveEof, tick,
+//     nextEvent, dataToSend throw nothing; a case never hangs (a watchdog);
 //   - ConnectionLost is the last event, given once, and nothing is written after it;
-//   - the octets out are the protocol header, then whole frames, each within the frame_max in force (the
-//     minimum until our tune-ok, then the tune-ok's; 0 is no limit).
+//   - the octets out are the protocol header (a server: only when refusing the client's version), then whole
+//     frames, each within the frame_max in force (the minimum until the tune-ok, sent by a client or accepted by
+//     a server, then the tune-ok's; 0 is no limit).
 // Usage: java EngineHostile STREAMFILE SEED CASES. Prints a summary; exit 1 with the failing case on failure.
 // java EngineHostile STREAMFILE replay: each stream as it is, the same checks; prints each one's event kinds.
 import amqgen.rabbit.ConnectionTuneOk;
 import amqgen.rabbit.Constants;
 import amqgen.rabbit.Dialect;
+import amqgen.rabbit.EncodeException;
 import amqgen.rabbit.Engine;
 import amqgen.rabbit.EngineEvent;
 import amqgen.rabbit.Frame;
@@ -80,6 +83,7 @@ public final class EngineHostile {
                     cur = new ArrayList<>();
                 }
                 case "client", "" -> { }
+                case "server" -> cur.add(new Step("server", null, 0, null, null, 0, null));
                 case "initiate", "eof" -> cur.add(new Step(w[0], null, 0, null, null, 0, null));
                 case "recv" -> cur.add(new Step("recv", unhex(w[1]), 0, null, null, 0, null));
                 case "tick" -> cur.add(new Step("tick", null, 0, null, null, Long.parseLong(w[1]), null));
@@ -140,9 +144,13 @@ public final class EngineHostile {
         return b;
     }
 
+    /** Where the handshake ends: a client's open sent (its answer is the next recv), a server's open-ok sent. */
     private static int openAt(List<Step> s) {
         for (int i = 0; i < s.size(); i++) {
             if (s.get(i).op().equals("send") && s.get(i).method().kind() == MethodKind.CONNECTION_OPEN) {
+                return i;
+            }
+            if (s.get(i).op().equals("send") && s.get(i).method().kind() == MethodKind.CONNECTION_OPEN_OK) {
                 return i;
             }
         }
@@ -155,11 +163,12 @@ public final class EngineHostile {
         List<Integer> recvs = new ArrayList<>();
         List<Integer> after = new ArrayList<>(); // past the handshake: after the recv that answers connection.open
         int open = openAt(s);
+        boolean server = !s.isEmpty() && s.get(0).op().equals("server");
         boolean answered = false; // the open-ok's recv passed
         for (int i = 0; i < s.size(); i++) {
             if (s.get(i).op().equals("recv")) {
                 recvs.add(i);
-                if (answered) {
+                if (server ? i > open : answered) { // a server's: every recv after its open-ok
                     after.add(i);
                 }
                 answered |= i > open;
@@ -188,7 +197,8 @@ public final class EngineHostile {
 
     /** What the case checks as it runs. */
     static final class Run {
-        final Engine e = new Engine();
+        Engine e = new Engine();
+        boolean server;
         long frameMax = Constants.FRAME_MIN_SIZE;
         boolean headerSeen;
         boolean lost;
@@ -229,6 +239,9 @@ public final class EngineHostile {
                     }
                 } else if (ev instanceof EngineEvent.ConnectionClosed) {
                     closing = false;
+                } else if (server && ev instanceof EngineEvent.MethodReceived m
+                        && m.method() instanceof ConnectionTuneOk t) { // the client's tune-ok, accepted: in force
+                    frameMax = t.frameMax();
                 }
             }
             byte[] out = e.dataToSend();
@@ -237,11 +250,12 @@ public final class EngineHostile {
             }
             int i = 0;
             if (!headerSeen && out.length > 0) {
-                if (out.length < 8 || out[0] != 'A' || out[1] != 'M' || out[2] != 'Q' || out[3] != 'P') {
+                boolean header = out.length >= 8 && out[0] == 'A' && out[1] == 'M' && out[2] == 'Q' && out[3] == 'P';
+                if (!header && !server) {
                     fail("the first octets out are not the protocol header");
                 }
-                headerSeen = true;
-                i = 8;
+                headerSeen = true; // (a server's: its header refusing the client's version, or its first frame)
+                i = header ? 8 : 0;
             }
             while (i < out.length) {
                 if (out.length - i < 8) {
@@ -266,15 +280,24 @@ public final class EngineHostile {
         }
 
         void call(Runnable c) {
+            int before = e.pending();
             try {
                 c.run();
-            } catch (LocalProtocolException x) {
-                refused++; // the documented refusal, nothing written
+            } catch (LocalProtocolException | EncodeException x) {
+                // the documented refusals (EncodeException: a frame over frame_max), with nothing written
+                if (e.pending() != before) {
+                    fail("a refused call wrote " + (e.pending() - before) + " octets: " + x);
+                }
+                refused++;
             }
         }
 
         void step(Step s, Random r) {
             switch (s.op()) {
+                case "server" -> {
+                    e = Engine.server();
+                    server = true;
+                }
                 case "initiate" -> call(e::initiate);
                 case "eof" -> e.receiveEof();
                 case "tick" -> e.tick(s.number() * 1_000_000L);
