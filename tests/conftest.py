@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -26,6 +27,8 @@ def pytest_configure(config: pytest.Config) -> None:
     the next instead, as mypy keeps its own: entries are keyed by the formatter, its version and style and the
     unformatted text, so a kept entry is exactly what formatting again would give. ``make test`` (CI) starts
     empty."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: it inherited the controller's AMQGEN_CACHE_DIR
+        return
     kept = os.environ.get("AMQGEN_TEST_FMTCACHE")
     path = kept or tempfile.mkdtemp(prefix="amqgen-test-fmtcache-")
     os.environ["AMQGEN_CACHE_DIR"] = path
@@ -57,8 +60,20 @@ def amqp10(gen_root: Path) -> ModuleType:
 
 @pytest.fixture(scope="session")
 def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
-    """Every spec's Java package (with its generated JUnit tests) and tests/java's programs, compiled once."""
-    return javatarget.build_all(tmp_path_factory.mktemp("java"))
+    """Every spec's Java package (with its generated JUnit tests) and tests/java's programs, compiled once: once
+    for the whole run, also when `make test` runs it in two pytest-xdist workers (the first to need it builds it
+    under a lock in the run's shared temporary folder, the other waits and reads it)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return javatarget.build_all(tmp_path_factory.mktemp("java"))
+    shared = tmp_path_factory.getbasetemp().parent  # the workers' basetemps sit in one folder of the run
+    with (shared / "java-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "java-build.json"
+        if done.is_file():
+            return javatarget.Build.from_json(done.read_text(encoding="utf-8"))
+        build = javatarget.build_all(shared / "java-build")
+        done.write_text(build.to_json(), encoding="utf-8")
+        return build
 
 
 @pytest.fixture(scope="module")
@@ -155,6 +170,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.peers)
         if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.stem in HEAVY_MODULES:
             item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+
+
+def _group(item: pytest.Item) -> str:
+    """`make test` runs the suite in two pytest-xdist workers (`--dist loadgroup`); a group's tests run in one
+    worker, in order. Every test that talks to the broker is in one group, so no two of them share it at once (the
+    queue and exchange names of different modules are not kept apart); tests on every spec's Java build share one
+    (built once: java_build); any other test stays with its module, whose fixtures it shares."""
+    if item.get_closest_marker("broker") is not None:
+        return "broker"
+    if "java_build" in getattr(item, "fixturenames", ()):
+        return "java"
+    return item.path.stem
 
 
 #: what compiles every rendering (the C matrix: 32 builds, ~135 s; every spec's Java package, ~60 s) or builds

@@ -9,6 +9,7 @@ RabbitMQ Java client. A missing one makes the tests fail with its name, never sk
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,15 @@ class Build:
 
     def classpath(self, *extra: str) -> str:
         return ":".join([str(self.classes), *extra])
+
+    def to_json(self) -> str:
+        return json.dumps({"root": str(self.root), "trees": {k: str(v) for k, v in self.trees.items()},
+                           "classes": str(self.classes), "javac_seconds": self.javac_seconds})
+
+    @classmethod
+    def from_json(cls, text: str) -> Build:
+        d = json.loads(text)
+        return cls(Path(d["root"]), {k: Path(v) for k, v in d["trees"].items()}, Path(d["classes"]), d["javac_seconds"])
 
 
 def build_all(root: Path) -> Build:
