@@ -154,6 +154,7 @@ TIERS: dict[str, str] = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which names each test's group from these markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
     stale = sorted(m for m in TIERS if not (here / f"{m}.py").is_file())
@@ -170,19 +171,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.peers)
         if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.stem in HEAVY_MODULES:
             item.add_marker(pytest.mark.slow)
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    groups = _groups(items)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.path.stem]))
 
 
-def _group(item: pytest.Item) -> str:
-    """`make test` runs the suite in two pytest-xdist workers (`--dist loadgroup`); a group's tests run in one
-    worker, in order. Every test that talks to the broker is in one group, so no two of them share it at once (the
-    queue and exchange names of different modules are not kept apart); tests on every spec's Java build share one
-    (built once: java_build); any other test stays with its module, whose fixtures it shares."""
-    if item.get_closest_marker("broker") is not None:
-        return "broker"
-    if "java_build" in getattr(item, "fixturenames", ()):
-        return "java"
-    return item.path.stem
+def _groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Module -> its group. `make test` runs the suite in two pytest-xdist workers (`--dist loadgroup`); a group's
+    tests run in one worker, in order, and a module is never split (its module fixtures are built once). Every
+    module with a test that talks to the broker (marked `broker`) and every traffic module is in one group, so no
+    two of them share the broker at once: the queue and exchange names of different modules are not kept apart,
+    and the traffic tests capture every connection to the broker's port (and start Spark). The modules on every
+    spec's Java build (java_build) are in another; any other module is a group of its own."""
+    groups: dict[str, str] = {}
+    for item in items:
+        module = item.path.stem
+        if item.get_closest_marker("broker") is not None or TIERS[module] == "traffic":
+            groups[module] = "broker"
+        elif "java_build" in getattr(item, "fixturenames", ()) and groups.get(module) != "broker":
+            groups[module] = "java"
+        else:
+            groups.setdefault(module, module)
+    return groups
 
 
 #: what compiles every rendering (the C matrix: 32 builds, ~135 s; every spec's Java package, ~60 s) or builds

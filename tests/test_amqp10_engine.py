@@ -203,6 +203,7 @@ def test_idle_timeout_heartbeats_and_a_silent_peer(eng: ModuleType) -> None:
     assert b"amqp:resource-limit-exceeded" in c.data_to_send()
 
 
+@pytest.mark.broker
 def test_example_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None) -> None:
     """The review's workload, 2,000 messages, on the example (at most 30 code lines), PLAIN then ANONYMOUS."""
     src = (ROOT / "examples" / "amqp10_client.py").read_text()
@@ -235,6 +236,7 @@ def amqp10_plugin_on() -> None:
         pytest.fail(f"`rabbitmq-plugins enable rabbitmq_amqp1_0` failed: {proc.stdout}{proc.stderr}")
 
 
+@pytest.mark.broker
 def test_asyncio_client_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None) -> None:
     """The same workload, smaller, on the asyncio client: PLAIN then ANONYMOUS, some deliveries over 3 frames."""
     import asyncio
@@ -343,6 +345,7 @@ def test_proton_blocking_connection_against_our_server_role(eng: ModuleType, amq
     assert got == bodies and not server.is_alive()
 
 
+@pytest.mark.broker
 def test_rabbitmq_sends_beyond_the_credit_it_was_granted(eng: ModuleType, amqp10: ModuleType,
                                                         amqp10_plugin_on: None) -> None:
     """Why the clients build their engine with ``enforce_credit=False``: RabbitMQ 3.10's 1.0 plugin overshoots the

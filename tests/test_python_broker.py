@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
+import socket
 import subprocess
 import sys
 import uuid
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 from py_peers import SPEC, member, norm_field
 from py_wire import close_connection, open_connection
+from pytarget import import_package
 
 pytestmark = pytest.mark.broker
 
@@ -265,3 +267,56 @@ def test_example_without_broker_fails_clearly(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert "cannot connect" in proc.stderr
+
+
+# -- each family's protocol header: RabbitMQ accepts AMQP 1 1 8 0 as 0-8 and AMQP 1 1 0 9 as 0-9, and answers
+# anything else with its own header
+@pytest.fixture(scope="module")
+def family_codecs(amqp091: ModuleType, gen_root: Path) -> dict[str, ModuleType]:
+    """The generated codec of each family: Debian's 0-8, the bundled 0-9, RabbitMQ's extended 0-9-1."""
+    return {"0-8": import_package("amqp-specs:0-8", "brk_hdr_08", gen_root),
+            "0-9": import_package(str(ROOT / "spec" / "amqp0-9.xml"), "brk_hdr_09", gen_root), "0-9-1": amqp091}
+
+
+def _broker_reply(header: bytes) -> bytes:
+    """Send a protocol header to the broker; return what it sends back (up to the first frame)."""
+    with socket.create_connection((HOST, PORT), timeout=10) as s:
+        s.sendall(header)
+        data = b""
+        while len(data) < 8:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+
+@pytest.mark.parametrize("family", ["0-8", "0-9", "0-9-1"])
+def test_broker_accepts_each_familys_header(family_codecs: dict[str, ModuleType], family: str) -> None:
+    """RabbitMQ answers a header it supports with connection.start (read here with the codec of
+    that family) and any other with its own header; ours must get connection.start."""
+    pkg = family_codecs[family]
+    reader = pkg.frames.FrameReader()
+    frames: list[object] = []
+    with socket.create_connection((HOST, PORT), timeout=10) as s:
+        s.sendall(pkg.constants.PROTOCOL_HEADER)
+        while not frames:
+            chunk = s.recv(65536)
+            assert chunk, f"broker closed the connection after our {family} header"
+            frames.extend(reader.feed(chunk))
+    start = frames[0]
+    assert isinstance(start, pkg.frames.MethodFrame), start
+    assert isinstance(start.method, pkg.methods.METHODS[(10, 10)])
+    # The broker states the version it took our header for: 8-0 for 0-8, 0-9 for 0-9 and 0-9-1.
+    expected = (8, 0) if family == "0-8" else (0, 9)
+    assert (start.method.version_major, start.method.version_minor) == expected
+    assert b"PLAIN" in start.method.mechanisms.split()
+
+
+def test_broker_refuses_a_wrong_header(amqp091: ModuleType) -> None:
+    """The negative control for the test above: an unsupported version gets the broker's own
+    header back, which the frame reader returns as a ProtocolHeaderFrame."""
+    pkg = amqp091
+    reply = _broker_reply(b"AMQP\x01\x01\x09\x09")
+    frames = pkg.frames.FrameReader().feed(reply)
+    assert frames == [pkg.frames.ProtocolHeaderFrame(pkg.constants.PROTOCOL_HEADER)]

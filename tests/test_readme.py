@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
@@ -29,6 +31,7 @@ def test_readme_blocks_are_named_and_the_try_block_runs_every_program() -> None:
         assert sum(name in line for line in script.splitlines() if "# prints:" in line) == 1, name
 
 
+@pytest.mark.broker
 def test_readme_snippets_run_against_rabbitmq(tmp_path: Path) -> None:
     found = blocks()
     for info, body in found:
