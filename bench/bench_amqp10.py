@@ -3,6 +3,8 @@
 Python binding (python-qpid-proton: its C codec called from Python).
 
 Run:  .venv/bin/python bench/bench_amqp10.py [--readme bench/README.md] [--quick]
+      .venv/bin/python bench/bench_amqp10.py --callgrind [--runs 200,1000] [--readme bench/README.md]
+      (instructions per operation with callgrind, every case for amqgen, Azure's _pyamqp and Proton: see matrix)
 
 Four cases, the same octets and values on both sides:
   1. decode an `open` frame (RabbitMQ-like: container-id, hostname, max-frame-size, channel-max, idle-time-out,
@@ -20,8 +22,13 @@ the same values in the other library (encode). Reported: operations per second a
 from __future__ import annotations
 
 import argparse
+import collections
 import importlib
+import itertools
+import operator
 import platform
+import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -46,6 +53,10 @@ HEAD = struct.Struct(">IBBH")
 def render(out: Path) -> Any:
     subprocess.run([sys.executable, "-m", "amqgen", "render", "--lang", "python", "--spec", "1-0", "--out", str(out),
                     "--package", "amqp10bench"], check=True, cwd=ROOT, capture_output=True)
+    return load(out)
+
+
+def load(out: Path) -> Any:
     sys.path.insert(0, str(out))
     return importlib.import_module("amqp10bench")
 
@@ -117,8 +128,8 @@ def proton_encode_open() -> bytes:
     return proton_frame(proton_open_object(), 0)
 
 
-def proton_encode_transfer() -> bytes:
-    m = Message(body=bytes(range(256)) * 4, durable=True, priority=7, id="msg-000123", subject="orders.created",
+def proton_encode_transfer(body: bytes = bytes(range(256)) * 4) -> bytes:
+    m = Message(body=body, durable=True, priority=7, id="msg-000123", subject="orders.created",
                 content_type="application/json", correlation_id=uuid.UUID(int=0x1234),
                 creation_time=1700000000.123,
                 properties={"tenant": "acme", "attempt": 3, "urgent": True, "score": 0.5})
@@ -167,8 +178,8 @@ def check(a: Any, c: dict[str, Any]) -> None:
 
 
 # -- Azure's pure-Python stack (azure-servicebus's _pyamqp), a bench-only dependency (the `bench` extra) ----------
-def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float, float, float]]:
-    """open, transfer + 100 B and transfer + 64 KiB, decoded and encoded by ours and by Azure's _pyamqp.
+def azure_side(a: Any, c: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+    """Azure's _pyamqp: decode / encode an open, decode a transfer frame (any body), encode a transfer + message.
 
     Equal work: Azure's decoder leaves strings and symbols as bytes, ours gives str; so Azure's side also decodes
     the UTF-8 of every string field it returns (the open's container-id, hostname, capabilities and property
@@ -185,14 +196,14 @@ def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float,
     def s(x: Any) -> Any:
         return x.decode() if isinstance(x, (bytes, memoryview)) else x
 
-    def azure_decode_open(frame: bytes) -> Any:
+    def decode_open(frame: bytes) -> Any:
         _, f = adec.decode_frame(memoryview(frame)[8:])
         f[0], f[1] = s(f[0]), s(f[1])
         f[7] = [s(x) for x in f[7]] if isinstance(f[7], list) else s(f[7])
         f[9] = {s(k): s(v) for k, v in f[9].items()}
         return f
 
-    def azure_decode_transfer(frame: bytes) -> Any:
+    def decode_transfer(frame: bytes) -> Any:
         _, f = adec.decode_frame(memoryview(frame)[8:])
         m = adec.decode_payload(f[-1])
         p = m.properties
@@ -207,36 +218,54 @@ def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float,
                                  outgoing_locales=None, incoming_locales=None, desired_capabilities=None,
                                  properties={"product": "RabbitMQ", "version": "3.10.8", "platform": "Erlang/OTP 25"})
 
-    def azure_encode_open() -> bytes:
+    def encode_open() -> bytes:
         h, body = aenc.encode_frame(azure_open)
         return h + b"\x00\x00" + bytes(body or b"")  # Azure's transport adds the channel's two octets
 
-    rows: list[tuple[str, float, float, float]] = []
-    got = azure_decode_open(c["open_frame"])
-    assert got[0] == c["open"].container_id and got[9] == {k: v for k, v in c["open"].properties.items()}
-    assert a.decode_frames(azure_encode_open())[0].performative.container_id == c["open"].container_id
-    rows.append(("decode open", timed(lambda: a.decode_frames(c["open_frame"])[0].performative, quick),
-                 timed(lambda: azure_decode_open(c["open_frame"]), quick), 0.0))
-    rows.append(("encode open", timed(lambda: a.encode_frame(c["open"]), quick), timed(azure_encode_open, quick), 0.0))
-    for label, size in (("transfer + 100 B", 100), ("transfer + 64 KiB", 65536)):
-        body = bytes(i % 251 for i in range(size))
-        msg = a.Message([a.Data(body)], header=c["message"].header, properties=c["message"].properties,
-                        application_properties=c["message"].application_properties)
-        frame = a.encode_frame(c["transfer"], 1, msg.encode())
-        amsg = AMessage(header=AHeader(durable=True, priority=7),
+    def message(body: bytes) -> Any:
+        return AMessage(header=AHeader(durable=True, priority=7),
                         properties=AProps(message_id="msg-000123", subject="orders.created",
                                           content_type="application/json", correlation_id=uuid.UUID(int=0x1234),
                                           creation_time=1700000000123),
                         application_properties={"tenant": "acme", "attempt": 3, "urgent": True, "score": 0.5},
                         data=[body])
 
-        def azure_encode_transfer(amsg: Any = amsg) -> bytes:
-            payload = bytearray()
-            aenc.encode_payload(payload, amsg)
-            t = aperf.TransferFrame(handle=0, delivery_id=4711, delivery_tag=b"\x00\x00\x12\x67", message_format=0,
-                                    settled=False, payload=payload)
-            h, b = aenc.encode_frame(t)
-            return h + b"\x00\x01" + bytes(b or b"")
+    def encode_transfer(amsg: Any) -> bytes:
+        payload = bytearray()
+        aenc.encode_payload(payload, amsg)
+        t = aperf.TransferFrame(handle=0, delivery_id=4711, delivery_tag=b"\x00\x00\x12\x67", message_format=0,
+                                settled=False, payload=payload)
+        h, b = aenc.encode_frame(t)
+        return h + b"\x00\x01" + bytes(b or b"")
+
+    got = decode_open(c["open_frame"])
+    assert got[0] == c["open"].container_id and got[9] == {k: v for k, v in c["open"].properties.items()}
+    assert a.decode_frames(encode_open())[0].performative.container_id == c["open"].container_id
+    return {"decode open": decode_open, "encode open": encode_open, "decode transfer": decode_transfer,
+            "message": message, "encode transfer": encode_transfer}
+
+
+def transfer_frame(a: Any, c: dict[str, Any], body: bytes) -> tuple[Any, bytes]:
+    """The bench's message (header, properties, application-properties) with ``body`` as its data section, and
+    the transfer frame carrying it."""
+    msg = a.Message([a.Data(body)], header=c["message"].header, properties=c["message"].properties,
+                    application_properties=c["message"].application_properties)
+    return msg, a.encode_frame(c["transfer"], 1, msg.encode())
+
+
+def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float, float, float]]:
+    """open, transfer + 100 B and transfer + 64 KiB, decoded and encoded by ours and by Azure's _pyamqp (see
+    azure_side for the equal work)."""
+    az = azure_side(a, c)
+    rows: list[tuple[str, float, float, float]] = []
+    rows.append(("decode open", timed(lambda: a.decode_frames(c["open_frame"])[0].performative, quick),
+                 timed(lambda: az["decode open"](c["open_frame"]), quick), 0.0))
+    rows.append(("encode open", timed(lambda: a.encode_frame(c["open"]), quick), timed(az["encode open"], quick),
+                 0.0))
+    for label, size in (("transfer + 100 B", 100), ("transfer + 64 KiB", 65536)):
+        body = bytes(i % 251 for i in range(size))
+        msg, frame = transfer_frame(a, c, body)
+        amsg = az["message"](body)
 
         def ours_decode(frame: bytes = frame) -> Any:
             f = a.decode_frames(frame)[0]
@@ -245,15 +274,119 @@ def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float,
         def ours_encode(msg: Any = msg) -> bytes:
             return a.encode_frame(c["transfer"], 1, msg.encode())  # type: ignore[no-any-return]
 
-        _, m, props, app, _ = azure_decode_transfer(frame)
+        _, m, props, app, _ = az["decode transfer"](frame)
         assert bytes(m.data[0] if isinstance(m.data, list) else m.data) == body
         assert props == ("msg-000123", "orders.created", "application/json") and app == msg.application_properties
-        back = a.decode_frames(azure_encode_transfer())[0]
+        back = a.decode_frames(az["encode transfer"](amsg))[0]
         assert a.Message.decode(back.payload).body[0].value == body and back.performative.delivery_id == 4711
-        rows.append((f"decode {label}", timed(ours_decode, quick), timed(lambda f=frame: azure_decode_transfer(f), quick),
-                     0.0))
-        rows.append((f"encode {label}", timed(ours_encode, quick), timed(azure_encode_transfer, quick), 0.0))
+        rows.append((f"decode {label}", timed(ours_decode, quick),
+                     timed(lambda f=frame: az["decode transfer"](f), quick), 0.0))
+        rows.append((f"encode {label}", timed(ours_encode, quick),
+                     timed(lambda m=amsg: az["encode transfer"](m), quick), 0.0))
     return [(n, o, z, o / z) for n, o, z, _ in rows]
+
+
+# -- instruction counts (callgrind): every case, each library ---------------------------------------------------
+LIBS = ("amqgen", "Azure", "Proton")
+SIZES = (("100 B", 100), ("1 KiB", 1024), ("64 KiB", 65536))
+
+
+def matrix(a: Any, c: dict[str, Any]) -> dict[str, dict[str, Callable[[], Any]]]:
+    """Every case of the tables above, each for amqgen, Azure's _pyamqp and Proton: decode and encode an open,
+    and a transfer carrying the message (header, properties, application-properties, a data body) with a body
+    of 100 B, 1 KiB and 64 KiB. Each library's work is as in the timed cases (values decoded to what ours gives,
+    bodies copied to bytes); its output is checked against ours first."""
+    az = azure_side(a, c)
+    out: dict[str, dict[str, Callable[[], Any]]] = {
+        "decode open": {"amqgen": lambda: a.decode_frames(c["open_frame"])[0].performative,
+                        "Azure": lambda: az["decode open"](c["open_frame"]),
+                        "Proton": lambda: proton_decode_open(c["open_frame"])},
+        "encode open": {"amqgen": lambda: a.encode_frame(c["open"]), "Azure": az["encode open"],
+                        "Proton": proton_encode_open},
+    }
+    for label, size in SIZES:
+        body = bytes(i % 251 for i in range(size))
+        msg, frame = transfer_frame(a, c, body)
+        amsg = az["message"](body)
+
+        def ours_decode(frame: bytes = frame) -> Any:
+            f = a.decode_frames(frame)[0]
+            return f.performative, a.Message.decode(f.payload)
+
+        def ours_encode(msg: Any = msg) -> bytes:
+            return a.encode_frame(c["transfer"], 1, msg.encode())  # type: ignore[no-any-return]
+
+        mine = ours_decode()
+        assert mine[1] == msg and mine[0] == c["transfer"]
+        _, _, props, app, data = az["decode transfer"](frame)
+        assert data == [body] and props == ("msg-000123", "orders.created", "application/json")
+        assert app == msg.application_properties
+        perf, values = proton_decode_transfer(frame)
+        assert perf.value[1] == 4711 and values[2] == "msg-000123" and values[8] == body
+        for theirs in (az["encode transfer"](amsg), proton_encode_transfer(body)):
+            f = a.decode_frames(theirs)[0]
+            assert f.performative == c["transfer"] and a.Message.decode(f.payload).body == msg.body
+        out[f"decode transfer + {label}"] = {"amqgen": ours_decode,
+                                             "Azure": lambda f=frame: az["decode transfer"](f),
+                                             "Proton": lambda f=frame: proton_decode_transfer(f)}
+        out[f"encode transfer + {label}"] = {"amqgen": ours_encode,
+                                             "Azure": lambda m=amsg: az["encode transfer"](m),
+                                             "Proton": lambda b=body: proton_encode_transfer(b)}
+    return out
+
+
+def callgrind_child(pkg: Path, case: str, lib: str, runs: tuple[int, int]) -> None:
+    """Run one case in two runs of ``runs`` operations, each inside deque.extend, which callgrind counts alone
+    (--toggle-collect) and dumps after (--dump-after): imports and set-up stay out of the counts."""
+    a = load(pkg)
+    fn = matrix(a, cases(a))[case][lib]
+    for _ in range(50):  # warm up: specialised bytecode, caches, free lists
+        fn()
+    for n in runs:
+        collections.deque(map(operator.call, itertools.repeat(fn, n)), maxlen=0)
+
+
+def instructions(pkg: Path, case: str, lib: str, runs: tuple[int, int]) -> float:
+    """Instructions per operation: the difference of the two runs' counts over the difference of their lengths,
+    so what a run pays once (the loop's set-up, first calls) cancels."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg.out"
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+               "--toggle-collect=deque_extend", "--dump-after=deque_extend", sys.executable, __file__, "--child",
+               str(pkg), case, lib, f"{runs[0]},{runs[1]}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        counts = []
+        for dump in sorted(Path(tmp).glob("cg.out.*"), key=lambda f: int(f.suffix[1:])):
+            found = re.search(r"^totals: (\d+)", dump.read_text(), re.MULTILINE)
+            counts.append(int(found.group(1)) if found else 0)
+    if proc.returncode != 0 or len(counts) != 2 or not all(counts):
+        sys.exit(f"bench: callgrind counted nothing (a Python without symbols?): {proc.stderr[-2000:]}")
+    return (counts[1] - counts[0]) / (runs[1] - runs[0])
+
+
+def callgrind_main(readme: Path | None, runs: tuple[int, int]) -> None:
+    if not shutil.which("valgrind"):
+        sys.exit("bench: --callgrind needs valgrind (Debian package valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        a = render(Path(tmp))
+        table = matrix(a, cases(a))  # the checks, before anything is counted
+        results: dict[str, dict[str, float]] = {}
+        for case in table:
+            results[case] = {lib: instructions(Path(tmp), case, lib, runs) for lib in LIBS}
+            print(f"  {case}: " + ", ".join(f"{lib} {v:,.0f}" for lib, v in results[case].items()), flush=True)
+    lines = [(f"Instructions per operation (callgrind, Python {platform.python_version()}, python-qpid-proton "
+             f"{metadata.version('python-qpid-proton')}, azure-servicebus {metadata.version('azure-servicebus')}; "
+             f"the difference of runs of {runs[0]} and {runs[1]} operations over {runs[1] - runs[0]}), lower is "
+             "better; ratio: the other library's count over amqgen's (above 1: amqgen ahead)."), "",
+             "| case | amqgen | Azure _pyamqp | Proton | Azure / amqgen | Proton / amqgen |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for case, r in results.items():
+        lines.append(f"| {case} | {r['amqgen']:,.0f} | {r['Azure']:,.0f} | {r['Proton']:,.0f} | "
+                     f"{r['Azure'] / r['amqgen']:.2f}x | {r['Proton'] / r['amqgen']:.2f}x |")
+    block = "\n".join(lines)
+    print(block)
+    if readme is not None:
+        write_block(readme, "bench-amqp10-callgrind", block)
 
 
 def timed(fn: Callable[[], Any], quick: bool) -> float:
@@ -264,10 +397,22 @@ def timed(fn: Callable[[], Any], quick: bool) -> float:
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _, _, pkg, case, lib, n = sys.argv
+        short, long = (int(x) for x in n.split(","))
+        callgrind_child(Path(pkg), case, lib, (short, long))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--readme", type=Path, default=None, help="write the results table into this README")
     ap.add_argument("--quick", action="store_true", help="a short run (checks, and rough figures)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="count instructions per operation with callgrind (valgrind) instead of timing")
+    ap.add_argument("--runs", default="200,1000", help="--callgrind: the two run lengths (operations)")
     args = ap.parse_args()
+    if args.callgrind:
+        short, long = (int(n) for n in args.runs.split(","))
+        callgrind_main(args.readme, (short, long))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         a = render(Path(tmp))
         c = cases(a)

@@ -120,6 +120,7 @@ TIERS: dict[str, str] = {
     "test_python_engine": "targets",
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
     "test_amqp10_engine": "peers",
+    "test_amqp10_payload_view": "peers",
     "test_amqp10_proton_container": "peers",
     "test_amqp10_refcodec": "peers",
     "test_amqp10_vectors": "peers",

@@ -6,6 +6,7 @@ detach with an error, each asserted on what Proton observes (its events, its con
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import socket
 import threading
@@ -309,10 +310,14 @@ def test_idle_timeout_both_ways(eng: ModuleType, amqp10: ModuleType) -> None:
 
 class ProtonServer(MessagingHandler):  # type: ignore[misc]
     """Proton's Container listening as the peer of our client: a queue per address, auto-accepting; ``idle`` is
-    its transport's idle time-out; ``close_with`` closes each connection with that condition once a link opens."""
+    its transport's idle time-out; ``close_with`` closes each connection with that condition once a link opens;
+    ``silent`` (after, for): that long after a link opens, its reactor stops for that long (no frame goes out)."""
 
-    def __init__(self, idle: float | None = None, close_with: tuple[str, str] | None = None) -> None:
+    def __init__(self, idle: float | None = None, close_with: tuple[str, str] | None = None,
+                 silent: tuple[float, float] | None = None) -> None:
         super().__init__()
+        self.silent = silent
+        self.remote_condition: str | None = None
         probe = socket.create_server(("127.0.0.1", 0))
         self.url = f"127.0.0.1:{probe.getsockname()[1]}"
         probe.close()
@@ -340,9 +345,18 @@ class ProtonServer(MessagingHandler):  # type: ignore[misc]
             event.link.target.address = event.link.remote_target.address
 
     def on_link_opened(self, event: Any) -> None:
+        if self.silent:
+            event.container.schedule(self.silent[0], self)
         if self.close_with:
             event.connection.condition = Condition(*self.close_with)
             event.connection.close()
+
+    def on_timer_task(self, event: Any) -> None:
+        assert self.silent is not None
+        time.sleep(self.silent[1])  # the reactor's one thread: nothing is read or written meanwhile
+
+    def on_connection_error(self, event: Any) -> None:  # the peer's close carried a condition
+        self.remote_condition = event.connection.remote_condition.name
 
     def on_transport_error(self, event: Any) -> None:
         self.errors.append(event.transport.condition)
@@ -381,6 +395,65 @@ def test_our_client_against_a_proton_server_idle_and_close_with_error(amqp10: Mo
     server.join()
     assert raised.value.condition == "amqp:connection:forced" and "h4 proton says bye" in str(raised.value)
     assert server.closed and server.errors == []
+
+
+def test_our_asyncio_client_against_a_proton_server_idle_both_ways(amqp10: ModuleType) -> None:
+    """Our asyncio client against Proton's Container as the server. First Proton's idle time-out of 0.8 s (it
+    announces 0.4 s): a 2.5 s wait for a message that never comes ends in TimeoutError, the connection kept alive
+    by our empty frames (Proton reports no time-out, and gets at least one per 0.4 s). Then ours of 0.5 s, and a
+    Proton that goes silent 1.5 s after our link opens: its empty frames keep us waiting past the 1 s our
+    time-out allows without them; its silence closes the connection with amqp:resource-limit-exceeded (2.4.5)
+    within 1 s and a little, and Proton reads that condition in our close once it wakes."""
+    aio = importlib.import_module(f"{amqp10.__name__}.aio")
+
+    async def keep_alive(server: ProtonServer) -> None:
+        conn = await aio.connect(f"amqp://{server.url}", timeout=10)
+        receiver = await conn.receiver("h3-aio-idle", credit=5)
+        with pytest.raises(TimeoutError):
+            await receiver.receive(timeout=2.5)
+        await conn.close()
+
+    server = ProtonServer(idle=0.8)
+    asyncio.run(keep_alive(server))
+    server.join()
+    assert server.errors == [] and server.closed
+    assert server.frames_in >= 2.5 / 0.4, server.frames_in
+
+    async def silent_peer(server: ProtonServer) -> tuple[Any, float]:
+        conn = await aio.connect(f"amqp://{server.url}", timeout=10, idle_timeout=0.5)
+        receiver = await conn.receiver("h3-aio-silent", credit=5)
+        start = time.monotonic()
+        with pytest.raises(aio.ConnectionError) as raised:
+            await receiver.receive(timeout=10)
+        waited = time.monotonic() - start
+        await conn.close()
+        return raised.value, waited
+
+    server = ProtonServer(silent=(1.5, 2.0))
+    error, waited = asyncio.run(silent_peer(server))
+    server.join()
+    assert error.condition == "amqp:resource-limit-exceeded" and "no frame from the peer" in str(error)
+    # without Proton's empty frames the wait ends 1 s after the attach; they came until 1.5 s (Proton sends one
+    # per 0.5 s here), and the silence is noticed 1 s after the last, before Proton wakes at 3.5 s
+    assert 1.4 <= waited <= 3.3, waited
+    assert server.remote_condition == "amqp:resource-limit-exceeded"
+
+
+def test_our_blocking_client_closes_on_a_silent_proton_server(amqp10: ModuleType) -> None:
+    """The blocking client with an idle time-out of 0.5 s against a Proton that goes silent 1.5 s after our link
+    opens: the same report as the asyncio client's (the condition the engine closed with, and why)."""
+    client = importlib.import_module(f"{amqp10.__name__}.client")
+    server = ProtonServer(silent=(1.5, 2.0))
+    with client.Connection(f"amqp://{server.url}", timeout=10, idle_timeout=0.5) as conn:
+        receiver = conn.receiver("h3-silent", credit=5)
+        start = time.monotonic()
+        with pytest.raises(client.ConnectionError) as raised:
+            receiver.receive(timeout=10)
+        waited = time.monotonic() - start
+    server.join()
+    assert raised.value.condition == "amqp:resource-limit-exceeded" and "no frame from the peer" in str(raised.value)
+    assert 1.4 <= waited <= 3.3, waited
+    assert server.remote_condition == "amqp:resource-limit-exceeded"
 
 
 def test_our_engine_drains_a_proton_sender(eng: ModuleType) -> None:
