@@ -10,7 +10,7 @@ test-env:
 # Two workers on this 2-core machine: much of the suite waits on compilers, JVMs and the broker. Tests that
 # share the broker, or every spec's Java build, run in one worker each (tests/conftest.py's groups).
 test: test-env
-	.venv/bin/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	.venv/bin/python -m pytest -n 2 --dist loadscope $(PYTEST_ARGS)
 
 # The inner loop: the model and targets tiers without broker, peer or slow tests (tests/conftest.py's TIERS); the
 # format cache is kept between runs in .pytest_cache (tests/conftest.py), as mypy keeps .mypy_cache.

@@ -7,12 +7,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import javatarget
 import pytest
 from pytarget import SPEC_091_EXT, import_package, import_package10
 from tls_forwarder import TlsForwarder, self_signed
-
 
 _CACHE_KEY = pytest.StashKey[str]()
 
@@ -155,7 +155,6 @@ TIERS: dict[str, str] = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which names each test's group from these markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
     stale = sorted(m for m in TIERS if not (here / f"{m}.py").is_file())
@@ -172,28 +171,64 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.peers)
         if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.stem in HEAVY_MODULES:
             item.add_marker(pytest.mark.slow)
-    groups = _groups(items)
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(groups[item.path.stem]))
+    _check_groups(items)
 
 
-def _groups(items: list[pytest.Item]) -> dict[str, str]:
-    """Module -> its group. `make test` runs the suite in two pytest-xdist workers (`--dist loadgroup`); a group's
-    tests run in one worker, in order, and a module is never split (its module fixtures are built once). Every
-    module with a test that talks to the broker (marked `broker`) and every traffic module is in one group, so no
-    two of them share the broker at once: the queue and exchange names of different modules are not kept apart,
-    and the traffic tests capture every connection to the broker's port (and start Spark). The modules on every
-    spec's Java build (java_build) are in another; any other module is a group of its own."""
-    groups: dict[str, str] = {}
+# -- two workers -----------------------------------------------------------------------------------------------
+# `make test` runs the suite in two pytest-xdist workers (`-n 2 --dist loadscope`); the scheduler below deals whole
+# groups to them, and a worker runs a group's tests in order. A module is never split (its module fixtures are
+# built once). Every module with a test that talks to the broker (marked `broker`) and every traffic module are
+# one group, so no two of them use the broker at once: the queue and exchange names of different modules are not
+# kept apart, and the traffic tests capture every connection to the broker's port (and start Spark). The modules
+# on every spec's Java build (java_build) are another; any other module is a group of its own. The scheduler sees
+# test ids only, so the two tables are written out here and each collection checks them against the markers and
+# fixtures (as TIERS: a module missing from them stops the collection).
+BROKER_GROUP = {
+    "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_java_broker",
+    "test_java_engine", "test_overlay", "test_python10_broker", "test_python_broker", "test_python_client",
+    "test_python_engine", "test_readme", "test_traffic", "test_traffic_index", "test_traffic_output",
+    "test_traffic_sequence", "test_traffic_spark",
+}
+JAVA_GROUP = {
+    "test_differential", "test_engine_diff", "test_java_checks", "test_java_hostile", "test_java_interop",
+    "test_java_server", "test_java_target",
+}
+
+
+def group_of(module: str) -> str:
+    return "broker" if module in BROKER_GROUP else "java" if module in JAVA_GROUP else module
+
+
+def _check_groups(items: list[pytest.Item]) -> None:
+    broker: set[str] = set()
+    java: set[str] = set()
     for item in items:
         module = item.path.stem
         if item.get_closest_marker("broker") is not None or TIERS[module] == "traffic":
-            groups[module] = "broker"
-        elif "java_build" in getattr(item, "fixturenames", ()) and groups.get(module) != "broker":
-            groups[module] = "java"
-        else:
-            groups.setdefault(module, module)
-    return groups
+            broker.add(module)
+        elif "java_build" in getattr(item, "fixturenames", ()):
+            java.add(module)
+    java -= broker
+    collected = {item.path.stem for item in items}
+    wrong = sorted((broker ^ (BROKER_GROUP & collected)) | (java ^ (JAVA_GROUP & collected)))
+    if wrong:
+        raise pytest.UsageError(f"tests/conftest.py BROKER_GROUP / JAVA_GROUP: these modules are in the wrong "
+                                f"one (or missing): {', '.join(wrong)}; a module with a `broker` test or in the "
+                                "traffic tier is in BROKER_GROUP, else one on java_build in JAVA_GROUP")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadscope` deals the groups above (whole) to the workers, as they ask for more."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(Path(nodeid.split("::", 1)[0]).stem)
+
+    return ByGroup(config, log)
 
 
 #: what compiles every rendering (the C matrix: 32 builds, ~135 s; every spec's Java package, ~60 s) or builds
