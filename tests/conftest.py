@@ -217,7 +217,7 @@ def _check_groups(items: list[pytest.Item]) -> None:
                                 "traffic tier is in BROKER_GROUP, else one on java_build in JAVA_GROUP")
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: a run without pytest-xdist still collects
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadscope` deals the groups above (whole) to the workers, as they ask for more."""
     if config.getvalue("dist") != "loadscope":
