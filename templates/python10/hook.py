@@ -124,6 +124,7 @@ class PyField:
     keys: str  # a map with restricted keys: the tuple of the key types' writers; "" for any key
     provided: str  # a "*" field requiring an archetype: "(classes), (types)" of the providers; "" otherwise
     requires: str  # what it requires ("message-id")
+    checked: bool = False  # its reader may give _WRONG (a declared type or archetype): _read notes it in ``wrong``
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class PyDescribed:
     value_annotation: str
     nones: str  # "v0 = v1 = None": _read's field variables, each None until read
     checks: str  # the condition under which _read checks the field rules (a mandatory None, a wrong type)
+    wrong: bool  # a field may read as _WRONG: _read keeps a ``wrong`` flag (one test then, not one per field)
     keys: str = ""  # map sections: the tuple of the key types' writers
     keys_section: str = ""
 
@@ -209,7 +211,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
         return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
                        f.mandatory, default, f.default is not None, accepts, f.type, keys_of(f.key_types),
-                       provided_of(f), " or ".join(f.requires))
+                       provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)))
 
     out: list[PyDescribed] = []
     for d in plan.described:
@@ -218,10 +220,10 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         naming.check_unique(f"{d.name} fields", "member", ((f.name, None) for f in d.fields))
         value_ann = untyped(d.source) if d.source not in (None, "*") else "Any"
         checks = [f"v{f.index} is None" for f in fields if f.mandatory]
-        checks += [f"v{f.index} is _WRONG" for f in fields if f.kind != "any" or f.provided]
+        wrong = any(f.checked for f in fields)
         out.append(PyDescribed(d.name, cls_of[d.name], d.kind, d.code, d.symbol, d.part, d.provides, frame_type, fields,
                                d.source, value_ann, " = ".join([f"v{f.index}" for f in fields] + ["None"]),
-                               " or ".join(sorted(checks, key=lambda c: int(c[1:].split()[0]))),
+                               " or ".join(checks + ["wrong"] * wrong), wrong,
                                keys_of(d.key_types), _key_section(spec, d.name)))
     archetypes = [(naming.type("any", a), _union([provider_type(t) for t in ts]), a, ts) for a, ts in plan.archetypes]
     clash = {a for a, *_ in archetypes} & set(cls_of.values())
