@@ -277,7 +277,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
     used |= {"w_map_keys"} if any(f.keys for f in fields_all) or any(d.keys for d in out) else set()
     used |= {"write_provided", "read_provided"} if any(f.provided for f in fields_all) else set()
     used |= {"read_field", "_WRONG", "_too_deep", "_read", "write", "_Short", "descriptor_prefix", "read_list_head", "skip_items",
-             "_READ", "_SHORT", "_unknown",
+             "_READ", "_SHORT", "_unknown", "_LIST8",
              "w_composite", "write_list"}
     annotations = " ".join([f.annotation + f.param for f in fields_all] + [d.value_annotation for d in out])
     wrappers_used = sorted({w for w in WRAPPER.values() if w in annotations.replace("|", " ").replace("[", " ")
