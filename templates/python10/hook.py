@@ -125,6 +125,7 @@ class PyField:
     provided: str  # a "*" field requiring an archetype: "(classes), (types)" of the providers; "" otherwise
     requires: str  # what it requires ("message-id")
     checked: bool = False  # its reader may give _WRONG (a declared type or archetype): _read notes it in ``wrong``
+    inline: bool = False  # a single primitive: _read looks its constructor up in the type's table itself
 
 
 @dataclass(frozen=True)
@@ -211,7 +212,8 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
         return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
                        f.mandatory, default, f.default is not None, accepts, f.type, keys_of(f.key_types),
-                       provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)))
+                       provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)),
+                       f.kind == "primitive" and not f.multiple)
 
     out: list[PyDescribed] = []
     for d in plan.described:
