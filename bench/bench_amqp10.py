@@ -253,6 +253,19 @@ def transfer_frame(a: Any, c: dict[str, Any], body: bytes) -> tuple[Any, bytes]:
     return msg, a.encode_frame(c["transfer"], 1, msg.encode())
 
 
+def ours_transfer(a: Any, c: dict[str, Any], msg: Any, frame: bytes) -> tuple[Callable[[], Any], Callable[[], bytes]]:
+    """amqgen's side of a transfer case: decode ``frame`` (the performative and its message), encode ``msg``."""
+
+    def decode() -> Any:
+        f = a.decode_frames(frame)[0]
+        return f.performative, a.Message.decode(f.payload)
+
+    def encode() -> bytes:
+        return a.encode_frame(c["transfer"], 1, msg.encode())  # type: ignore[no-any-return]
+
+    return decode, encode
+
+
 def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float, float, float]]:
     """open, transfer + 100 B and transfer + 64 KiB, decoded and encoded by ours and by Azure's _pyamqp (see
     azure_side for the equal work)."""
@@ -267,12 +280,7 @@ def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float,
         msg, frame = transfer_frame(a, c, body)
         amsg = az["message"](body)
 
-        def ours_decode(frame: bytes = frame) -> Any:
-            f = a.decode_frames(frame)[0]
-            return f.performative, a.Message.decode(f.payload)
-
-        def ours_encode(msg: Any = msg) -> bytes:
-            return a.encode_frame(c["transfer"], 1, msg.encode())  # type: ignore[no-any-return]
+        ours_decode, ours_encode = ours_transfer(a, c, msg, frame)
 
         _, m, props, app, _ = az["decode transfer"](frame)
         assert bytes(m.data[0] if isinstance(m.data, list) else m.data) == body
@@ -309,12 +317,7 @@ def matrix(a: Any, c: dict[str, Any]) -> dict[str, dict[str, Callable[[], Any]]]
         msg, frame = transfer_frame(a, c, body)
         amsg = az["message"](body)
 
-        def ours_decode(frame: bytes = frame) -> Any:
-            f = a.decode_frames(frame)[0]
-            return f.performative, a.Message.decode(f.payload)
-
-        def ours_encode(msg: Any = msg) -> bytes:
-            return a.encode_frame(c["transfer"], 1, msg.encode())  # type: ignore[no-any-return]
+        ours_decode, ours_encode = ours_transfer(a, c, msg, frame)
 
         mine = ours_decode()
         assert mine[1] == msg and mine[0] == c["transfer"]

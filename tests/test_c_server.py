@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "c"))
 import cbuild
+import server_program
 
 FLAGS = (*cbuild.WARN, "-O1", "-g", *cbuild.SANITIZE)
 
@@ -35,25 +36,20 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.mark.slow  # a rendered library built with sanitizers: about 50 s
 def test_librabbitmq_client_against_the_c_engine_server(programs: tuple[Path, Path]) -> None:
     server, client = programs
-    srv = subprocess.Popen([str(server)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert srv.stdout is not None
-        first = srv.stdout.readline().split()
-        assert first[:1] == ["port"], first
-        cli = subprocess.run([str(client), "127.0.0.1", first[1]], capture_output=True, text=True, timeout=60,
-                             check=False)
-        out, err = srv.communicate(timeout=60)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
+    seen: list[subprocess.CompletedProcess[str]] = []
+
+    def run_client(port: int) -> None:
+        seen.append(subprocess.run([str(client), "127.0.0.1", str(port)], capture_output=True, text=True,
+                                   timeout=60, check=False))
+
+    log = server_program.serve([str(server)], run_client)
+    cli = seen[0]
     assert (cli.returncode, cli.stderr) == (0, ""), cli.stdout + cli.stderr[-3000:]
     # the client agreed the server's frame_max and got its declare-ok with the queue's name
     # ... and librabbitmq read one basic.ack per publish, tags 1 and 2 (publisher confirms' numbering)
     assert cli.stdout.splitlines() == ["frame_max 4096", "declare-ok h2-server-q", "ack 1", "ack 2", "closed"]
-    assert (srv.returncode, err) == (0, ""), out + err[-3000:]
     body = bytes(i % 251 for i in range(6000)).hex()
-    assert out.splitlines() == [
+    assert log == [
         "login guest", "negotiated 4096 8 0", "channel-open 1", "declare h2-server-q", "confirm-select 1",
         f"publish h2-server-q h2=from-librabbitmq body={body}", "ack 1 1",
         f"publish h2-server-q h2=from-librabbitmq body={body[:10]}", "ack 1 2", "channel-closed 1 200",
@@ -67,14 +63,11 @@ def test_pika_against_the_c_engine_server(programs: tuple[Path, Path]) -> None:
     import pika
 
     server, _ = programs
-    srv = subprocess.Popen([str(server)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     body = bytes(i % 251 for i in range(6000))
-    try:
-        assert srv.stdout is not None
-        first = srv.stdout.readline().split()
-        assert first[:1] == ["port"], first
+
+    def client(port: int) -> None:
         conn = pika.BlockingConnection(pika.ConnectionParameters(
-            "127.0.0.1", int(first[1]), credentials=pika.PlainCredentials("guest", "guest"), heartbeat=0,
+            "127.0.0.1", port, credentials=pika.PlainCredentials("guest", "guest"), heartbeat=0,
             blocked_connection_timeout=None, socket_timeout=30))
         ch = conn.channel()
         ok = ch.queue_declare("h2-server-q", exclusive=True)
@@ -82,13 +75,8 @@ def test_pika_against_the_c_engine_server(programs: tuple[Path, Path]) -> None:
         assert conn._impl.params.frame_max == 4096  # (pika keeps the agreed value in its parameters)
         ch.basic_publish("", "h2-server-q", body, pika.BasicProperties(headers={"h2": "from-pika"}))
         conn.close()
-        out, err = srv.communicate(timeout=60)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
-    assert (srv.returncode, err) == (0, ""), out + err[-3000:]
-    assert out.splitlines() == [
+
+    assert server_program.serve([str(server)], client) == [
         "login guest", "negotiated 4096 8 0", "channel-open 1", "declare h2-server-q",
         f"publish h2-server-q h2=from-pika body={body.hex()}", "channel-closed 1 200", "connection-closed 200",
         "lost 1 end of stream after the connection closed"]

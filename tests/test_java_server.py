@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Callable
 
 import javatarget
+import server_program
 from javatarget import CLIENT_JAR, Build, jar
 
 QUEUE = "h1-java-server-q"
@@ -18,20 +19,8 @@ QUEUE = "h1-java-server-q"
 
 def serve(java_build: Build, client: Callable[[int], None]) -> list[str]:
     """EngineServer in its own JVM; ``client(port)`` talks to it; the server's log once it exits (status 0)."""
-    srv = subprocess.Popen([javatarget.tool("java", "openjdk-17-jdk-headless"), "-cp", java_build.classpath(),
-                            "EngineServer"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert srv.stdout is not None
-        first = srv.stdout.readline().split()
-        assert first[:1] == ["port"], first
-        client(int(first[1]))
-        out, err = srv.communicate(timeout=60)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
-    assert (srv.returncode, err) == (0, ""), out + err[-3000:]
-    return out.splitlines()
+    return server_program.serve([javatarget.tool("java", "openjdk-17-jdk-headless"), "-cp", java_build.classpath(),
+                                 "EngineServer"], client)
 
 
 def expected(h2: str, body: bytes) -> list[str]:

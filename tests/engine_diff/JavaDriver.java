@@ -4,27 +4,19 @@
 // next one gets a fresh engine: one JVM runs many streams. A line that does not parse is "bad-stream ..." and
 // exit 2 (the harness's bug).
 import amqgen.rabbit.DecodeException;
-import amqgen.rabbit.Dialect;
 import amqgen.rabbit.EncodeException;
 import amqgen.rabbit.Engine;
 import amqgen.rabbit.EngineEvent;
-import amqgen.rabbit.Frame;
-import amqgen.rabbit.FrameReader;
 import amqgen.rabbit.LocalProtocolException;
-import amqgen.rabbit.Method;
-import amqgen.rabbit.Methods;
-import amqgen.rabbit.Properties;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 
 public final class JavaDriver {
-    private static final HexFormat HEX = HexFormat.of();
     private static final PrintStream OUT = new PrintStream(System.out, false, StandardCharsets.UTF_8);
 
     private static void bad(String what) {
@@ -33,46 +25,15 @@ public final class JavaDriver {
         System.exit(2);
     }
 
-    private static byte[] unhex(String s) {
-        return "-".equals(s) ? new byte[0] : HEX.parseHex(s);
-    }
-
-    private static String hex(byte[] b) {
-        return b.length == 0 ? "-" : HEX.formatHex(b);
-    }
-
-    private static Method method(String s) throws Exception {
-        byte[] b = unhex(s);
-        return Methods.decode(b, 0, b.length, Dialect.RABBITMQ);
-    }
-
-    /** A content header's payload (class, weight, body size, properties) read as the frame reader reads it. */
-    private static Properties properties(String s) throws Exception {
-        byte[] p = unhex(s);
-        byte[] f = new byte[p.length + 8];
-        f[0] = 2;
-        f[3] = (byte) (p.length >>> 24);
-        f[4] = (byte) (p.length >>> 16);
-        f[5] = (byte) (p.length >>> 8);
-        f[6] = (byte) p.length;
-        System.arraycopy(p, 0, f, 7, p.length);
-        f[f.length - 1] = (byte) 0xce;
-        List<Frame> frames = new FrameReader(f.length, Dialect.RABBITMQ).feed(f, 0, f.length);
-        if (frames.size() != 1 || !(frames.get(0) instanceof Frame.HeaderFrame h)) {
-            throw new IllegalArgumentException("not a content header");
-        }
-        return h.properties();
-    }
-
     private static String event(EngineEvent ev) {
         if (ev instanceof EngineEvent.MethodReceived m) {
-            return "ev method " + m.channel() + " " + hex(m.method().encode());
+            return "ev method " + m.channel() + " " + StreamLines.hex(m.method().encode());
         } else if (ev instanceof EngineEvent.MessageReceived m) {
-            return "ev message " + m.channel() + " " + hex(m.method().encode()) + " " + hex(m.properties().encode())
-                    + " " + hex(m.body());
+            return "ev message " + m.channel() + " " + StreamLines.hex(m.method().encode()) + " "
+                    + StreamLines.hex(m.properties().encode()) + " " + StreamLines.hex(m.body());
         } else if (ev instanceof EngineEvent.MessageReturned m) {
-            return "ev returned " + m.channel() + " " + hex(m.method().encode()) + " " + hex(m.properties().encode())
-                    + " " + hex(m.body());
+            return "ev returned " + m.channel() + " " + StreamLines.hex(m.method().encode()) + " "
+                    + StreamLines.hex(m.properties().encode()) + " " + StreamLines.hex(m.body());
         } else if (ev instanceof EngineEvent.ConnectionNegotiated n) {
             return "ev negotiated " + n.frameMax() + " " + n.channelMax() + " " + n.heartbeat();
         } else if (ev instanceof EngineEvent.ChannelOpened o) {
@@ -140,7 +101,7 @@ public final class JavaDriver {
                 switch (w[0]) {
                     case "initiate" -> e.initiate();
                     case "recv" -> {
-                        byte[] b = unhex(w[1]);
+                        byte[] b = StreamLines.unhex(w[1]);
                         if (b.length == 0) {
                             e.receiveEof(); // a receive of 0 octets is the end of the stream, as in C and Python
                         } else {
@@ -149,10 +110,11 @@ public final class JavaDriver {
                     }
                     case "eof" -> e.receiveEof();
                     case "tick" -> e.tick(Long.parseLong(w[1]) * 1_000_000L);
-                    case "send" -> e.send(Integer.parseInt(w[1]), method(w[2]));
-                    case "publish" -> e.publish(Integer.parseInt(w[1]), method(w[2]), properties(w[3]), unhex(w[4]));
+                    case "send" -> e.send(Integer.parseInt(w[1]), StreamLines.method(w[2]));
+                    case "publish" -> e.publish(Integer.parseInt(w[1]), StreamLines.method(w[2]),
+                            StreamLines.properties(w[3]), StreamLines.unhex(w[4]));
                     case "close" -> e.close(Integer.parseInt(w[1]),
-                            w.length > 2 ? new String(unhex(w[2]), StandardCharsets.UTF_8) : "", 0, 0);
+                            w.length > 2 ? new String(StreamLines.unhex(w[2]), StandardCharsets.UTF_8) : "", 0, 0);
                     default -> bad(w[0]);
                 }
             } catch (LocalProtocolException | EncodeException x) {
@@ -185,7 +147,7 @@ public final class JavaDriver {
             }
             byte[] out = e.dataToSend();
             if (out.length > 0) {
-                OUT.println("out " + hex(out));
+                OUT.println("out " + StreamLines.hex(out));
             }
         }
         OUT.flush();

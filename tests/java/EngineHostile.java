@@ -16,16 +16,12 @@
 // java EngineHostile STREAMFILE replay: each stream as it is, the same checks; prints each one's event kinds.
 import amqgen.rabbit.ConnectionTuneOk;
 import amqgen.rabbit.Constants;
-import amqgen.rabbit.Dialect;
 import amqgen.rabbit.EncodeException;
 import amqgen.rabbit.Engine;
 import amqgen.rabbit.EngineEvent;
-import amqgen.rabbit.Frame;
-import amqgen.rabbit.FrameReader;
 import amqgen.rabbit.LocalProtocolException;
 import amqgen.rabbit.Method;
 import amqgen.rabbit.MethodKind;
-import amqgen.rabbit.Methods;
 import amqgen.rabbit.Properties;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -33,12 +29,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 
 public final class EngineHostile {
-    private static final HexFormat HEX = HexFormat.of();
     private static final byte[] INTERESTING = {0, 1, 2, 3, 8, (byte) 0xCE, 0x7F, (byte) 0x80, (byte) 0xFF};
     private static final int[] HUGE = {0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x00FFFFFF, 0x0000FFFF, 0x00001000};
     /** the case running and when it started: the watchdog's view */
@@ -47,30 +41,6 @@ public final class EngineHostile {
 
     /** One step of a stream; recv's octets are what the mutations change. */
     record Step(String op, byte[] data, int channel, Method method, Properties props, long number, String text) {}
-
-    private static byte[] unhex(String s) {
-        return "-".equals(s) ? new byte[0] : HEX.parseHex(s);
-    }
-
-    private static Method method(String s) throws Exception {
-        byte[] b = unhex(s);
-        return Methods.decode(b, 0, b.length, Dialect.RABBITMQ);
-    }
-
-    /** A content header's payload read as the frame reader reads it (as JavaDriver does). */
-    private static Properties properties(String s) throws Exception {
-        byte[] p = unhex(s);
-        byte[] f = new byte[p.length + 8];
-        f[0] = 2;
-        f[3] = (byte) (p.length >>> 24);
-        f[4] = (byte) (p.length >>> 16);
-        f[5] = (byte) (p.length >>> 8);
-        f[6] = (byte) p.length;
-        System.arraycopy(p, 0, f, 7, p.length);
-        f[f.length - 1] = (byte) 0xce;
-        List<Frame> frames = new FrameReader(f.length, Dialect.RABBITMQ).feed(f, 0, f.length);
-        return ((Frame.HeaderFrame) frames.get(0)).properties();
-    }
 
     static List<List<Step>> read(Path file) throws Exception {
         List<List<Step>> all = new ArrayList<>();
@@ -85,13 +55,14 @@ public final class EngineHostile {
                 case "client", "" -> { }
                 case "server" -> cur.add(new Step("server", null, 0, null, null, 0, null));
                 case "initiate", "eof" -> cur.add(new Step(w[0], null, 0, null, null, 0, null));
-                case "recv" -> cur.add(new Step("recv", unhex(w[1]), 0, null, null, 0, null));
+                case "recv" -> cur.add(new Step("recv", StreamLines.unhex(w[1]), 0, null, null, 0, null));
                 case "tick" -> cur.add(new Step("tick", null, 0, null, null, Long.parseLong(w[1]), null));
-                case "send" -> cur.add(new Step("send", null, Integer.parseInt(w[1]), method(w[2]), null, 0, null));
-                case "publish" -> cur.add(new Step("publish", unhex(w[4]), Integer.parseInt(w[1]), method(w[2]),
-                        properties(w[3]), 0, null));
+                case "send" -> cur.add(new Step("send", null, Integer.parseInt(w[1]), StreamLines.method(w[2]), null,
+                        0, null));
+                case "publish" -> cur.add(new Step("publish", StreamLines.unhex(w[4]), Integer.parseInt(w[1]),
+                        StreamLines.method(w[2]), StreamLines.properties(w[3]), 0, null));
                 case "close" -> cur.add(new Step("close", null, 0, null, null, Integer.parseInt(w[1]),
-                        new String(w.length > 2 ? unhex(w[2]) : new byte[0], StandardCharsets.UTF_8)));
+                        new String(w.length > 2 ? StreamLines.unhex(w[2]) : new byte[0], StandardCharsets.UTF_8)));
                 default -> throw new IllegalArgumentException("bad stream line " + line);
             }
         }
@@ -338,7 +309,7 @@ public final class EngineHostile {
         for (Step x : s) {
             b.append(x.op());
             if (x.op().equals("recv")) {
-                b.append(' ').append(x.data().length == 0 ? "-" : HEX.formatHex(x.data()));
+                b.append(' ').append(StreamLines.hex(x.data()));
             }
             b.append('\n');
         }
