@@ -1,0 +1,293 @@
+"""A TCP proxy the tests drive to put a client under network faults: ``FaultProxy`` starts it as a process of its
+own (``python tests/faults/proxy.py``: an in-process proxy would compete with a Python client under test for the
+GIL) and sends it commands.
+
+Between the client and the upstream (the broker, or a scripted server) it forwards both directions, or:
+- ``blackhole()``: stops reading and writing both ways; no FIN, no RST (a dead link or a dropped route);
+- ``cut()``: resets both sides (SO_LINGER 0, then close: RST);
+- ``stall("c2s" | "s2c")``: stops reading one direction (the other keeps flowing);
+- ``throttle(rate, "c2s" | "s2c")``: forwards one direction at ``rate`` octets per second;
+- ``segment("one" | "random")``: delivers in 1-octet segments, or random sizes (1-4096) with random gaps;
+- ``coalesce(ms)``: holds each direction's octets for ``ms`` and writes them in one send;
+- ``refuse(seconds)``: closes the listening socket (connections are refused) and listens again after ``seconds``;
+- ``normal()``: back to plain forwarding (for new reads; a black-holed connection stays so).
+``connections()`` lists (client port, upstream local port) per connection: the broker knows a connection by the
+second (``rabbitmqctl list_connections peer_port``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Self
+
+# -- the controller (test side) -------------------------------------------------------------------------
+
+
+class FaultProxy:
+    """``with FaultProxy(upstream_port) as proxy: client connects to proxy.port``."""
+
+    def __init__(self, upstream_port: int = 5672, upstream_host: str = "127.0.0.1", *, rcvbuf: int = 65536,
+                 seed: int = 0) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), upstream_host, str(upstream_port), str(rcvbuf),
+             str(seed)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        first = self._line()
+        assert first.startswith("port "), first
+        self.port = int(first.split()[1])
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError(f"the fault proxy exited ({self.proc.poll()})")
+        return line.strip()
+
+    def command(self, *words: object) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+        self.proc.stdin.flush()
+        reply = self._line()
+        assert reply.startswith("ok"), reply
+        return reply[2:].strip()
+
+    def blackhole(self) -> None:
+        self.command("blackhole")
+
+    def cut(self) -> None:
+        self.command("cut")
+
+    def stall(self, direction: str) -> None:
+        self.command("stall", direction)
+
+    def throttle(self, rate: int, direction: str = "c2s") -> None:
+        self.command("throttle", direction, rate)
+
+    def segment(self, how: str) -> None:
+        self.command("segment", how)
+
+    def coalesce(self, ms: int) -> None:
+        self.command("coalesce", ms)
+
+    def refuse(self, seconds: float) -> None:
+        self.command("refuse", seconds)
+
+    def normal(self) -> None:
+        self.command("normal")
+
+    def connections(self) -> list[tuple[int, int]]:
+        out = self.command("conns")
+        return [(int(a), int(b)) for a, b in (p.split(":") for p in out.split())]
+
+    def url(self, user: str = "guest", password: str = "guest", vhost: str = "") -> str:
+        return f"amqp://{user}:{password}@127.0.0.1:{self.port}/{vhost}"
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -- the proxy (its own process) ------------------------------------------------------------------------
+
+
+class _Mode:
+    """How the proxy forwards now (shared by every connection; read on each chunk)."""
+
+    def __init__(self) -> None:
+        self.blackhole = False
+        self.stalled: set[str] = set()
+        self.rate: dict[str, int] = {}
+        self.segment = ""
+        self.coalesce_ms = 0
+
+
+class _Proxy:
+    def __init__(self, host: str, port: int, rcvbuf: int, seed: int) -> None:
+        self.upstream = (host, port)
+        self.rcvbuf = rcvbuf
+        self.mode = _Mode()
+        self.rng = random.Random(seed)
+        self.conns: list[tuple[socket.socket, socket.socket]] = []
+        self.listener: socket.socket | None = None
+        self.port = 0
+        self.changed = asyncio.Event()  # set on every mode change: paused pumps look again
+
+    def listen(self) -> None:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # a small receive buffer (inherited by accepted sockets) so that a stalled direction blocks the sender soon
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
+        s.bind(("127.0.0.1", self.port))
+        s.listen(64)
+        s.setblocking(False)
+        self.port = s.getsockname()[1]
+        self.listener = s
+        asyncio.get_running_loop().create_task(self.accept(s))
+
+    async def accept(self, listener: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                client, _ = await loop.sock_accept(listener)
+            except OSError:
+                return  # closed by refuse()
+            client.setblocking(False)
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            up = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            up.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.rcvbuf)
+            up.setblocking(False)
+            try:
+                await loop.sock_connect(up, self.upstream)
+            except OSError:
+                _reset(client)
+                up.close()
+                continue
+            up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.conns.append((client, up))
+            loop.create_task(self.pump(client, up, "c2s"))
+            loop.create_task(self.pump(up, client, "s2c"))
+
+    async def _held(self, direction: str) -> None:
+        """Waits while this direction must not be read."""
+        while self.mode.blackhole or direction in self.mode.stalled:
+            self.changed.clear()
+            await self.changed.wait()
+
+    async def pump(self, src: socket.socket, dst: socket.socket, direction: str) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                await self._held(direction)
+                rate = self.mode.rate.get(direction, 0)
+                cap = max(1, rate // 50) if rate else 65536  # a throttled direction reads 20 ms' worth at a time
+                data = await loop.sock_recv(src, cap)
+                if not data:
+                    if not self.mode.blackhole:
+                        dst.shutdown(socket.SHUT_WR)  # forward the FIN
+                    return
+                if self.mode.coalesce_ms:
+                    await asyncio.sleep(self.mode.coalesce_ms / 1000)
+                    more = _drain_now(src)
+                    data += more
+                await self._held(direction)  # a black-hole that came while we read swallows this chunk too
+                if self.mode.segment == "one":
+                    for i in range(len(data)):
+                        await loop.sock_sendall(dst, data[i:i + 1])
+                        await asyncio.sleep(0.0005)
+                elif self.mode.segment == "random":
+                    i = 0
+                    while i < len(data):
+                        n = self.rng.randint(1, 4096)
+                        await loop.sock_sendall(dst, data[i:i + n])
+                        i += n
+                        await asyncio.sleep(self.rng.random() * 0.002)
+                else:
+                    await loop.sock_sendall(dst, data)
+                if rate:
+                    await asyncio.sleep(len(data) / rate)
+        except OSError:
+            for s in (src, dst):
+                _reset(s)
+
+    def cut(self) -> None:
+        for client, up in self.conns:
+            _reset(client)
+            _reset(up)
+        self.conns.clear()
+
+    def refuse(self, seconds: float) -> None:
+        assert self.listener is not None
+        self.listener.close()
+        asyncio.get_running_loop().call_later(seconds, self.listen)
+
+
+def _drain_now(s: socket.socket) -> bytes:
+    out = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return out
+        except OSError:
+            return out
+        if not chunk:
+            return out
+        out += chunk
+
+
+def _reset(s: socket.socket) -> None:
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    s.close()
+
+
+async def _main(host: str, port: int, rcvbuf: int, seed: int) -> None:
+    proxy = _Proxy(host, port, rcvbuf, seed)
+    proxy.listen()
+    print(f"port {proxy.port}", flush=True)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    mode = proxy.mode
+    while line := (await reader.readline()).decode():
+        words = line.split()
+        if not words:
+            continue
+        cmd, args = words[0], words[1:]
+        reply = ""
+        if cmd == "quit":
+            break
+        if cmd == "blackhole":
+            mode.blackhole = True
+        elif cmd == "cut":
+            proxy.cut()
+        elif cmd == "stall":
+            mode.stalled.add(args[0])
+        elif cmd == "throttle":
+            mode.rate[args[0]] = int(args[1])
+        elif cmd == "segment":
+            mode.segment = args[0]
+        elif cmd == "coalesce":
+            mode.coalesce_ms = int(args[0])
+        elif cmd == "refuse":
+            proxy.refuse(float(args[0]))
+        elif cmd == "normal":
+            proxy.mode = mode = _Mode()
+        elif cmd == "conns":
+            live = [(c, u) for c, u in proxy.conns if c.fileno() >= 0 and u.fileno() >= 0]
+            reply = " ".join(f"{c.getpeername()[1]}:{u.getsockname()[1]}" for c, u in live)
+        else:
+            print(f"error unknown command {cmd}", flush=True)
+            continue
+        proxy.changed.set()
+        print(f"ok {reply}".rstrip(), flush=True)
+    for client, up in proxy.conns:
+        client.close()
+        up.close()
+    os._exit(0)  # pumps may be blocked in the loop's socket calls
+
+
+if __name__ == "__main__":
+    _h, _p, _r, _s = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    asyncio.run(_main(_h, _p, _r, _s))
