@@ -39,7 +39,7 @@ WAITS = {("connect", "connected"), ("await_confirm", "ready"), ("blocked", "conn
          ("consume_leave", "left")}
 
 
-def _driver_commands(amqp091: ModuleType) -> dict[str, tuple[list[str], dict[str, str]]]:
+def _python_commands(amqp091: ModuleType) -> dict[str, tuple[list[str], dict[str, str]]]:
     gen = str(Path(amqp091.__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([gen, str(HERE)]), "AMQGEN_PACKAGE": amqp091.__name__}
     return {
@@ -49,10 +49,19 @@ def _driver_commands(amqp091: ModuleType) -> dict[str, tuple[list[str], dict[str
 
 
 @pytest.fixture(scope="module")
-def drivers(amqp091: ModuleType) -> Iterator[dict[str, Driver]]:
-    cmds = _driver_commands(amqp091)
-    missing = [c for c in SELECTED if c not in cmds]
-    assert not missing, f"no fault driver for {missing}"
+def drivers(amqp091: ModuleType, request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Driver]]:
+    """One driver process per selected client for the whole module (the C driver built, the Java one compiled
+    with tests/java's programs)."""
+    cmds = _python_commands(amqp091)
+    if "c" in SELECTED:
+        from faults.c_driver import c_driver_command
+
+        cmds["c"] = c_driver_command(tmp_path_factory.mktemp("c-fault-driver"))
+    if "java" in SELECTED:
+        from faults.java_driver import java_driver_command
+
+        cmds["java"] = java_driver_command(request.getfixturevalue("java_build"))
     started = {c: Driver(c, *cmds[c]) for c in SELECTED}
     yield started
     for d in started.values():
