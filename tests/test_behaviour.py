@@ -180,6 +180,44 @@ def test_the_plan_of_rabbitmqs_spec() -> None:
     assert len(plan.methods) == sum(len(cl.methods) for cl in load(SPEC_091_EXT).classes)
 
 
+def test_the_recovery_plan_reads_the_spec() -> None:
+    """What a recovering client replays, against the 0-9-1 text: exchange.declare/delete, queue.declare/delete
+    (declare-ok names a server-named queue), exchange.bind/unbind and queue.bind/unbind identified by their
+    names, routing key and arguments, basic.consume/cancel by the consumer tag (consume-ok names a server-made one);
+    "passive" makes a declare a check; queue.delete: "all consumers are cancelled"; qos, confirm and tx set a
+    channel's mode; 403 ACCESS_REFUSED and 530 NOT_ALLOWED refuse a login and a virtual host."""
+    r = behaviour_plan(load(SPEC_091_EXT)).recovery
+    got = [(d.method, d.kind, d.key, d.refers, d.removal, d.check, d.named_by) for d in r.declarations]
+    assert got == [
+        ("exchange.declare", "exchange", ("exchange",), (), "exchange.delete", "passive", None),
+        ("queue.declare", "queue", ("queue",), (), "queue.delete", "passive", ("queue.declare-ok", "queue")),
+        ("exchange.bind", "exchange-binding", ("destination", "source", "routing-key", "arguments"),
+         (("destination", "exchange"), ("source", "exchange")), "exchange.unbind", None, None),
+        ("queue.bind", "queue-binding", ("queue", "exchange", "routing-key", "arguments"),
+         (("queue", "queue"), ("exchange", "exchange")), "queue.unbind", None, None),
+        ("basic.consume", "consumer", ("consumer-tag",), (("queue", "queue"),), "basic.cancel", None,
+         ("basic.consume-ok", "consumer-tag")),
+    ]
+    assert {x.method: (x.kind, x.key, x.cascades) for x in r.removals} == {
+        "exchange.delete": ("exchange", ("exchange",), ("exchange-binding", "queue-binding")),
+        "queue.delete": ("queue", ("queue",), ("queue-binding", "consumer")),
+        "exchange.unbind": ("exchange-binding", ("destination", "source", "routing-key", "arguments"), ()),
+        "queue.unbind": ("queue-binding", ("queue", "exchange", "routing-key", "arguments"), ()),
+        "basic.cancel": ("consumer", ("consumer-tag",), ()),
+    }
+    assert r.channel_settings == ("basic.qos", "confirm.select", "tx.select")
+    assert [(x.constant, x.code) for x in r.refusals] == [("access-refused", 403), ("not-allowed", 530)]
+    # 0-9: access tickets are no part of what is declared; no exchange bindings, no confirms
+    r9 = behaviour_plan(load(str(resolve("0-9")))).recovery
+    assert [d.method for d in r9.declarations] == ["exchange.declare", "queue.declare", "queue.bind", "basic.consume"]
+    assert r9.declarations[2].key == ("queue", "exchange", "routing-key", "arguments")
+    assert r9.channel_settings == ("basic.qos", "tx.select")
+    # 0-8 has no queue.unbind: a binding is still identified by what it names and carries
+    r8 = behaviour_plan(load(str(resolve("amqp-specs:0-8")))).recovery
+    bind = next(d for d in r8.declarations if d.method == "queue.bind")
+    assert bind.removal is None and bind.key == ("queue", "exchange", "routing-key", "arguments")
+
+
 def test_every_spec_the_targets_cover_has_a_plan() -> None:
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
         plan = behaviour_plan(load(str(resolve(f"amqp-specs:{name}"))))
@@ -195,3 +233,4 @@ def test_inspect_json_carries_the_productions_and_the_plan() -> None:
     assert basic["productions"][0]["name"] == "basic" and basic["productions"][0]["expr"]["kind"] == "choice"
     get = next(x for x in doc["behaviour"]["methods"] if x["method"] == "basic.get")
     assert get["replies"] == ["basic.get-ok", "basic.get-empty"] and get["key"] == 60 << 16 | 70
+    assert doc["behaviour"]["recovery"]["declarations"][1]["named_by"] == ["queue.declare-ok", "queue"]

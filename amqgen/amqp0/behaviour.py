@@ -14,7 +14,11 @@ heartbeats on channel 0, every other class on a channel above 0):
   connection class's requests in index order): who sends each step and whether it may repeat (``secure``);
 - each kind of violation with the reply code the spec gives it (``frame-error``, ``command-invalid``, ...);
 - per method, the grammar production that writes it (``open-connection``, ``open-channel``, ``exchange``), which a
-  sequence violation names as the rule it breaks.
+  sequence violation names as the rule it breaks;
+- what a client that recovers a connection replays (``Recovery``): the methods that declare topology and those
+  that remove it, the fields that identify what they declare and name other topology, the replies that name a
+  server-named queue or consumer tag, the methods that set a channel's mode, and the reply codes after which a
+  client must not reconnect.
 
 Disagreements between the grammar and the ``<response>`` elements are listed in ``conflicts`` (none in the
 specs bundled or in Debian's amqp-specs).
@@ -143,6 +147,55 @@ class ClientRoles:
         return dict(vars(self))
 
 
+TopologyKind = Literal["exchange", "queue", "exchange-binding", "queue-binding", "consumer"]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A method that declares topology the broker loses with the connection (exclusive and server-named queues,
+    consumers) or on a restart (non-durable exchanges and queues): a client that recovers replays it."""
+
+    method: str  # "queue.bind"
+    kind: TopologyKind
+    key: tuple[str, ...]  # the fields that identify what it declares: a removal with equal values removes it
+    refers: tuple[tuple[str, Literal["exchange", "queue"]], ...]  # its fields that name other topology
+    removal: str | None  # the method that removes what it declares ("queue.unbind")
+    check: str | None  # the bit that makes it a check of what exists, not a declaration ("passive"): not replayed
+    named_by: tuple[str, str] | None  # (reply, field): an empty key field asks the server for a name, the reply has it
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A method that removes declared topology, and what goes with it (a queue's bindings and consumers)."""
+
+    method: str  # "queue.delete"
+    kind: TopologyKind
+    key: tuple[str, ...]  # matched against the declaration's key, field for field
+    cascades: tuple[TopologyKind, ...]  # declarations that refer to the removed one go too
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A reply code after which a recovering client must not reconnect: the broker would refuse again."""
+
+    constant: str  # "access-refused"
+    code: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What a recovering client replays after a reconnect, in this order: the channels' modes as each channel
+    reopens (``channel_settings``), then the declarations by kind (exchanges, queues, exchange bindings, queue
+    bindings, consumers; in the order they were made within a kind), renaming a server-named queue in every later
+    declaration that refers to it. Empty where the spec has none of these methods."""
+
+    declarations: tuple[Declaration, ...]  # in replay order of their kinds
+    removals: tuple[Removal, ...]
+    channel_settings: tuple[str, ...]  # basic.qos, confirm.select, tx.select: replayed on the reopened channel
+    refusals: tuple[Refusal, ...]
+
+
 @dataclass(frozen=True)
 class BehaviourPlan:
     methods: tuple[MethodBehaviour, ...]
@@ -152,6 +205,7 @@ class BehaviourPlan:
     from_grammar: bool  # the spec has grammars: the replies and the negotiation were cross-checked with them
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
     client: ClientRoles  # the roles a client needs beyond the lifecycle
+    recovery: Recovery  # what a recovering client replays
 
 
 #: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
@@ -307,7 +361,7 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
         found = next((constants[n] for n in names if n in constants), None)
         violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
     return BehaviourPlan(tuple(out), negotiation, tuple(violations), _lifecycle(spec, by_name), bool(productions),
-                         tuple(conflicts), _client_roles(by_name))
+                         tuple(conflicts), _client_roles(by_name), _recovery(spec, by_name, replies))
 
 
 #: the tuning's limits: the field, and what zero means in it (0-9-1's connection.tune: "zero means ... no limit"
@@ -386,3 +440,55 @@ def _negotiation(spec: Spec, productions: dict[str, Production]) -> tuple[Step, 
         if reply is not None:
             steps.append(Step("client" if sender == "server" else "server", reply.full_name, repeats))
     return tuple(steps)
+
+
+#: what each declaring method declares, in replay order, and the method that removes it (AMQP 0-9-1: exchanges
+#: before the queues and bindings that name them, consumers last, as the RabbitMQ Java client recovers them)
+_DECLARATIONS: tuple[tuple[str, TopologyKind, str], ...] = (
+    ("exchange.declare", "exchange", "exchange.delete"),
+    ("queue.declare", "queue", "queue.delete"),
+    ("exchange.bind", "exchange-binding", "exchange.unbind"),
+    ("queue.bind", "queue-binding", "queue.unbind"),
+    ("basic.consume", "consumer", "basic.cancel"),
+)
+#: the domains whose values name topology
+_NAME_DOMAINS: dict[str, Literal["exchange", "queue"]] = {"exchange-name": "exchange", "queue-name": "queue"}
+#: what goes when a thing is removed: a queue's bindings and consumers, an exchange's bindings (0-9-1 queue.delete:
+#: "all consumers are cancelled"; bindings to a deleted exchange or queue are removed with it)
+_CASCADES: dict[TopologyKind, tuple[TopologyKind, ...]] = {
+    "queue": ("queue-binding", "consumer"), "exchange": ("exchange-binding", "queue-binding")}
+_CHANNEL_SETTINGS = ("basic.qos", "confirm.select", "tx.select")
+#: reply codes that end a recovery: the broker refused the login or the virtual host, and would again
+_REFUSALS = (("access-refused", "the broker refused the login"),
+             ("not-allowed", "the broker refused the virtual host"))
+
+
+def _recovery(spec: Spec, by_name: dict[str, Method], replies: dict[str, tuple[str, ...]]) -> Recovery:
+    declarations, removals = [], []
+    for name, kind, removal in _DECLARATIONS:
+        m = by_name.get(name)
+        if m is None:
+            continue
+        undo = by_name.get(removal)
+        flags = {_no_wait(m), _no_wait(undo) if undo else None}
+        # 0-8 and 0-9's access tickets are a permission, not part of what is declared
+        fields = [f for f in m.fields if not f.reserved and f.domain != "access-ticket"]
+        if undo is not None:  # what both name, but their bits: the identity a removal matches
+            undo_names = {f.name for f in undo.fields if not f.reserved}
+            key = tuple(f.name for f in fields if f.name in undo_names and f.name not in flags)
+        else:  # no removal (0-8 has no queue.unbind): what it names and carries, not its bits
+            key = tuple(f.name for f in fields if f.type != "bit" and f.name not in flags)
+        own = {"exchange": "exchange", "queue": "queue"}.get(kind)
+        refers = tuple((f.name, _NAME_DOMAINS[f.domain]) for f in fields
+                       if f.domain in _NAME_DOMAINS and not (own and f.name in key))
+        check = next((f.name for f in fields if f.name == "passive"), None)
+        named_by = next(((r, f.name) for r in replies.get(name, ()) for f in by_name[r].fields
+                         if any(k.domain == f.domain for k in fields if k.name in key)), None)
+        declarations.append(Declaration(name, kind, key, refers, undo.full_name if undo else None, check, named_by))
+        if undo is not None:
+            undo_key = tuple(k for k in key if k in {f.name for f in undo.fields})
+            removals.append(Removal(undo.full_name, kind, undo_key, _CASCADES.get(kind, ())))
+    constants = {c.name: c for c in spec.constants}
+    refusals = tuple(Refusal(n, constants[n].value, why) for n, why in _REFUSALS if n in constants)
+    return Recovery(tuple(declarations), tuple(removals), tuple(m for m in _CHANNEL_SETTINGS if m in by_name),
+                    refusals)
