@@ -2,10 +2,12 @@
 own (``python tests/faults/proxy.py``: an in-process proxy would compete with a Python client under test for the
 GIL) and sends it commands.
 
-Between the client and the upstream (the broker, or a scripted server) it forwards both directions, or:
+Between the client and the upstream (the broker, or a scripted server) it forwards both directions, or, on the
+connections open now (a connection made later is forwarded normally, as a client reconnecting would find it):
 - ``blackhole()``: stops reading and writing both ways; no FIN, no RST (a dead link or a dropped route);
 - ``cut()``: resets both sides (SO_LINGER 0, then close: RST);
 - ``stall("c2s" | "s2c")``: stops reading one direction (the other keeps flowing);
+and on every connection, from now on:
 - ``throttle(rate, "c2s" | "s2c")``: forwards one direction at ``rate`` octets per second;
 - ``segment("one" | "random")``: delivers in 1-octet segments, or random sizes (1-4096) with random gaps;
 - ``coalesce(ms)``: holds each direction's octets for ``ms`` and writes them in one send;
@@ -113,8 +115,6 @@ class _Mode:
     """How the proxy forwards now (shared by every connection; read on each chunk)."""
 
     def __init__(self) -> None:
-        self.blackhole = False
-        self.stalled: set[str] = set()
         self.rate: dict[str, int] = {}
         self.segment = ""
         self.coalesce_ms = 0
@@ -126,7 +126,7 @@ class _Proxy:
         self.rcvbuf = rcvbuf
         self.mode = _Mode()
         self.rng = random.Random(seed)
-        self.conns: list[tuple[socket.socket, socket.socket]] = []
+        self.conns: list[_Conn] = []
         self.listener: socket.socket | None = None
         self.port = 0
         self.changed = asyncio.Event()  # set on every mode change: paused pumps look again
@@ -162,33 +162,34 @@ class _Proxy:
                 up.close()
                 continue
             up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.conns.append((client, up))
-            loop.create_task(self.pump(client, up, "c2s"))
-            loop.create_task(self.pump(up, client, "s2c"))
+            conn = _Conn(client, up)
+            self.conns.append(conn)
+            loop.create_task(self.pump(conn, client, up, "c2s"))
+            loop.create_task(self.pump(conn, up, client, "s2c"))
 
-    async def _held(self, direction: str) -> None:
-        """Waits while this direction must not be read."""
-        while self.mode.blackhole or direction in self.mode.stalled:
+    async def _held(self, conn: _Conn, direction: str) -> None:
+        """Waits while this direction of ``conn`` must not be read."""
+        while conn.blackhole or direction in conn.stalled:
             self.changed.clear()
             await self.changed.wait()
 
-    async def pump(self, src: socket.socket, dst: socket.socket, direction: str) -> None:
+    async def pump(self, conn: _Conn, src: socket.socket, dst: socket.socket, direction: str) -> None:
         loop = asyncio.get_running_loop()
         try:
             while True:
-                await self._held(direction)
+                await self._held(conn, direction)
                 rate = self.mode.rate.get(direction, 0)
                 cap = max(1, rate // 50) if rate else 65536  # a throttled direction reads 20 ms' worth at a time
                 data = await loop.sock_recv(src, cap)
                 if not data:
-                    if not self.mode.blackhole:
+                    if not conn.blackhole:
                         dst.shutdown(socket.SHUT_WR)  # forward the FIN
                     return
                 if self.mode.coalesce_ms:
                     await asyncio.sleep(self.mode.coalesce_ms / 1000)
                     more = _drain_now(src)
                     data += more
-                await self._held(direction)  # a black-hole that came while we read swallows this chunk too
+                await self._held(conn, direction)  # a black-hole that came while we read holds this chunk too
                 if self.mode.segment == "one":
                     for i in range(len(data)):
                         await loop.sock_sendall(dst, data[i:i + 1])
@@ -209,10 +210,22 @@ class _Proxy:
                 _reset(s)
 
     def cut(self) -> None:
-        for client, up in self.conns:
-            _reset(client)
-            _reset(up)
+        for conn in self.conns:
+            _reset(conn.client)
+            _reset(conn.up)
         self.conns.clear()
+
+    def live(self) -> list[_Conn]:
+        return [c for c in self.conns if c.client.fileno() >= 0 and c.up.fileno() >= 0]
+
+
+class _Conn:
+    """One proxied connection and the faults on it now."""
+
+    def __init__(self, client: socket.socket, up: socket.socket) -> None:
+        self.client, self.up = client, up
+        self.blackhole = False
+        self.stalled: set[str] = set()
 
     def refuse(self, seconds: float) -> None:
         assert self.listener is not None
@@ -259,11 +272,13 @@ async def _main(host: str, port: int, rcvbuf: int, seed: int) -> None:
         if cmd == "quit":
             break
         if cmd == "blackhole":
-            mode.blackhole = True
+            for c in proxy.live():
+                c.blackhole = True
         elif cmd == "cut":
             proxy.cut()
         elif cmd == "stall":
-            mode.stalled.add(args[0])
+            for c in proxy.live():
+                c.stalled.add(args[0])
         elif cmd == "throttle":
             mode.rate[args[0]] = int(args[1])
         elif cmd == "segment":
@@ -275,16 +290,21 @@ async def _main(host: str, port: int, rcvbuf: int, seed: int) -> None:
         elif cmd == "normal":
             proxy.mode = mode = _Mode()
         elif cmd == "conns":
-            live = [(c, u) for c, u in proxy.conns if c.fileno() >= 0 and u.fileno() >= 0]
-            reply = " ".join(f"{c.getpeername()[1]}:{u.getsockname()[1]}" for c, u in live)
+            ports = []
+            for c in proxy.live():
+                try:
+                    ports.append(f"{c.client.getpeername()[1]}:{c.up.getsockname()[1]}")
+                except OSError:
+                    pass  # reset by its peer since
+            reply = " ".join(ports)
         else:
             print(f"error unknown command {cmd}", flush=True)
             continue
         proxy.changed.set()
         print(f"ok {reply}".rstrip(), flush=True)
-    for client, up in proxy.conns:
-        client.close()
-        up.close()
+    for c in proxy.conns:
+        c.client.close()
+        c.up.close()
     os._exit(0)  # pumps may be blocked in the loop's socket calls
 
 
