@@ -20,7 +20,7 @@ def fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def say(kind: str, name: str, **fields: Any) -> None:
+def say(kind: str, name: str, /, **fields: Any) -> None:
     words = [kind, name] + [f"{k}={quote(str(int(v) if isinstance(v, bool) else v), safe='')}"
                             for k, v in fields.items()]
     sys.stdout.write(" ".join(words) + "\n")

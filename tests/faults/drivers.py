@@ -73,10 +73,11 @@ class Driver:
         self.proc.stdin.flush()
 
     def run(self, scenario: str, params: dict[str, Any], on_phase: Callable[[str, dict[str, Any]], bool],
-            timeout: float) -> Outcome:
+            timeout: float, on_event: Callable[[str, dict[str, Any]], None] | None = None) -> Outcome:
         """Runs ``scenario``; ``on_phase(name, fields)`` is called on each phase line (it applies the fault and
         returns True when the clock of the row's bound starts there); a phase the protocol says waits is
-        answered with ``go`` after it. The outcome, or ``DriverDied``/a timeout outcome."""
+        answered with ``go`` after it; ``on_event`` sees each event as it comes. ``timeout`` bounds the time between
+        two lines. The outcome, or ``DriverDied``/a ``hung`` outcome."""
         while not self.lines.empty():  # leftovers of an earlier, failed run
             self.lines.get_nowait()
         self._send(f"run {scenario} {encode(params)}")
@@ -99,9 +100,12 @@ class Driver:
                 phases.append(words[1])
                 if on_phase(words[1], decode(words[2:])):
                     start = time.monotonic()
-                    deadline = start + timeout
+                deadline = time.monotonic() + timeout
             elif words[0] == "event":
                 events.append((words[1], decode(words[2:])))
+                if on_event is not None:
+                    on_event(*events[-1])
+                deadline = time.monotonic() + timeout
             elif words[0] == "outcome":
                 return Outcome(words[1], decode(words[2:]), events, phases, time.monotonic() - start,
                                "".join(self.stderr[-30:]))

@@ -66,7 +66,8 @@ class Run:
         else:
             srv = self.stack.enter_context(ScriptedServer(row.target.split(":", 1)[1], self.engine))
             port, host = srv.port, "127.0.0.1"
-        url = f"amqp://{user}:{password}@{host}:{port}/{vhost}"
+        # no path for the default virtual host: the RabbitMQ URI spec reads "amqp://h/" as the vhost ""
+        url = f"amqp://{user}:{password}@{host}:{port}" + (f"/{vhost}" if vhost else "")
         query = row.params.get("query")
         if row.id == "url_parameters":
             query = f"{query}&name=amqgen-fault-{self.client}"

@@ -88,7 +88,8 @@ class FaultProxy:
         return [(int(a), int(b)) for a, b in (p.split(":") for p in out.split())]
 
     def url(self, user: str = "guest", password: str = "guest", vhost: str = "") -> str:
-        return f"amqp://{user}:{password}@127.0.0.1:{self.port}/{vhost}"
+        """No path for the default virtual host: the RabbitMQ URI spec reads ``amqp://h/`` as the vhost ""."""
+        return f"amqp://{user}:{password}@127.0.0.1:{self.port}" + (f"/{vhost}" if vhost else "")
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -130,6 +131,7 @@ class _Proxy:
         self.listener: socket.socket | None = None
         self.port = 0
         self.changed = asyncio.Event()  # set on every mode change: paused pumps look again
+        self.tasks: set[asyncio.Task[None]] = set()
 
     def listen(self) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -141,7 +143,12 @@ class _Proxy:
         s.setblocking(False)
         self.port = s.getsockname()[1]
         self.listener = s
-        asyncio.get_running_loop().create_task(self.accept(s))
+        self._keep(asyncio.get_running_loop().create_task(self.accept(s)))
+
+    def _keep(self, task: asyncio.Task[None]) -> None:
+        """The loop holds its tasks weakly: a pump waiting on a socket that was reset would be collected."""
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def accept(self, listener: socket.socket) -> None:
         loop = asyncio.get_running_loop()
@@ -164,8 +171,8 @@ class _Proxy:
             up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = _Conn(client, up)
             self.conns.append(conn)
-            loop.create_task(self.pump(conn, client, up, "c2s"))
-            loop.create_task(self.pump(conn, up, client, "s2c"))
+            for task in (self.pump(conn, client, up, "c2s"), self.pump(conn, up, client, "s2c")):
+                self._keep(loop.create_task(task))
 
     async def _held(self, conn: _Conn, direction: str) -> None:
         """Waits while this direction of ``conn`` must not be read."""
