@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from faults.matrix import CLIENTS, ROWS, SPELLING, Row  # noqa: E402
+from faults.matrix import CLIENTS, ROWS, SPELLING, Row
 
 BEGIN, END = "<!-- fault-matrix: begin (tests/faults/table.py renders it) -->", "<!-- fault-matrix: end -->"
 NAMES = {"python": "Python blocking", "aio": "Python asyncio", "c": "C", "java": "Java"}
