@@ -16,6 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
@@ -52,6 +53,19 @@ def cases() -> list[Case]:
         out.append(Case(f"debian-{name}", f"amqp-specs:{name}", debian_root() / DEBIAN_SPECS[name],
                         "gen.debian" + name.replace("-", "")))
     return out
+
+
+def spec_of(case: Case) -> Any:
+    """The model a case renders: its spec with its overlays."""
+    from amqgen.amqp0.lower import load_spec
+    from amqgen.specs import resolve_overlay
+
+    return load_spec(case.path, overlays=[resolve_overlay(o) for o in case.overlays])
+
+
+def rabbit_spec() -> Any:
+    """The model of the package the hand-written programs import (amqgen.rabbit)."""
+    return spec_of(next(c for c in cases() if c.package == RABBIT_PACKAGE))
 
 
 def tool(name: str, package: str) -> str:
