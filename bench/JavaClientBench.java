@@ -3,9 +3,11 @@
 //   each:      publish with confirms, every confirm awaited before the next publish;
 //   pipelined: publish with confirms in batches of 1,000, each batch's confirms awaited;
 //   consume:   the pipelined messages, basic.qos 100, a callback that acks each one.
-// A warm-up round of the same work first (the JIT), then the timed round: process CPU (user + system, the JVM's
+// Warm-up rounds of the same work first, each on a connection of its own (the JIT: a first round's close and
+// consume paths deoptimize code the next round's awaited publishes run, so one warm-up round leaves the JIT
+// compiling in the timed round, for both clients), then the timed round: process CPU (user + system, the JVM's
 // OperatingSystemMXBean: every thread, the JIT's and the GC's included) and wall time per phase.
-// Usage: java JavaClientBench amqgen|rabbit URI HEARTBEAT EACH PIPELINED WARMUP_FRACTION
+// Usage: java JavaClientBench amqgen|rabbit URI HEARTBEAT EACH PIPELINED WARMUP_ROUNDS
 // Prints "RESULT side heartbeat phase n cpu_ns wall_ns" per phase of the timed round.
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
@@ -151,11 +153,11 @@ public final class JavaClientBench {
         int heartbeat = Integer.parseInt(args[2]);
         int each = Integer.parseInt(args[3]);
         int pipelined = Integer.parseInt(args[4]);
-        double warmup = Double.parseDouble(args[5]);
-        for (int round = 0; round < 2; round++) {
-            int e = round == 0 ? (int) (each * warmup) : each;
-            int p = round == 0 ? (int) (pipelined * warmup) : pipelined;
-            Meter m = new Meter(side, heartbeat, round == 1);
+        int warmups = Integer.parseInt(args[5]);
+        for (int round = 0; round <= warmups; round++) {
+            int e = each;
+            int p = pipelined;
+            Meter m = new Meter(side, heartbeat, round == warmups);
             if (side.equals("amqgen")) {
                 amqgen(uri, heartbeat, e, p, m);
             } else {

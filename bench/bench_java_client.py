@@ -7,8 +7,8 @@ Renders the bundled spec/amqp0-9-1.extended.xml with the rabbitmq-blocked overla
 tests do), compiles it and JavaClientBench.java against Debian's /usr/share/java/amqp-client.jar (and its slf4j),
 then runs each client in its own JVM against the same RabbitMQ, with a real heartbeat: the default (60 s, both
 clients' default request) and 5 s. The rounds are interleaved (each round runs every client and heartbeat, in an
-order that alternates from round to round), so a change in the machine's load falls on both clients. Per JVM: a
-warm-up round, then the timed round of the three phases (each, pipelined, consume; see the Java file). Prints the
+order that alternates from round to round), so a change in the machine's load falls on both clients. Per JVM:
+warm-up rounds (2), then the timed round of the three phases (each, pipelined, consume; see the Java file). Prints the
 median process CPU (user + system) per message of each phase with its spread over the rounds (min-max), messages
 per second, and the ratio of the medians, amqgen over the Java client.
 """
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--uri", default="amqp://guest:guest@127.0.0.1:5672")
     ap.add_argument("--each", type=int, default=20_000, help="awaited publishes in the timed round")
     ap.add_argument("--pipelined", type=int, default=100_000, help="pipelined publishes (and deliveries)")
-    ap.add_argument("--warmup", type=float, default=0.5, help="the warm-up round's size, as a fraction")
+    ap.add_argument("--warmup", type=int, default=2, help="warm-up rounds before the timed one, in each JVM")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--heartbeats", default="60,5")
     ap.add_argument("--readme", type=Path, help="rewrite the bench-java-client block of this file")
@@ -98,8 +98,9 @@ def render(results: dict[tuple[str, int, str], list[tuple[int, int, int]]], hear
 
     lines = [f"{args.rounds} interleaved rounds, {time.strftime('%Y-%m-%d')}, {cpu_model('unknown CPU')} (2 cores, "
              f"RabbitMQ on the same machine); messages of 128 octets: {args.each:,} awaited, {args.pipelined:,} "
-             "pipelined and consumed. CPU = user + system of the client's JVM per message, median of the rounds "
-             "(min-max); the last column is amqgen's median over the Java client's.", "",
+             f"pipelined and consumed, after {args.warmup} warm-up rounds in each JVM. CPU = user + system of the "
+             "client's JVM per message, median of the rounds (min-max); the last column is amqgen's median over the "
+             "Java client's.", "",
              "| heartbeat | phase | amqgen CPU µs/msg | Java client CPU µs/msg | amqgen msg/s | Java client msg/s "
              "| amqgen / Java client |", "|---|---|---:|---:|---:|---:|---:|"]
     for hb in heartbeats:
