@@ -7,7 +7,10 @@
 // consume paths deoptimize code the next round's awaited publishes run, so one warm-up round leaves the JIT
 // compiling in the timed round, for both clients), then the timed round: process CPU (user + system, the JVM's
 // OperatingSystemMXBean: every thread, the JIT's and the GC's included) and wall time per phase.
-// Usage: java JavaClientBench amqgen|rabbit URI HEARTBEAT EACH PIPELINED WARMUP_ROUNDS
+// The third side, "floor", is no client: one thread on the generated Engine over a blocking java.net.Socket, each
+// phase's octets written and read in line (no I/O thread, no dispatch thread, no locks): what the kernel and the
+// codec cost, the least a client with these phases can spend.
+// Usage: java JavaClientBench amqgen|rabbit|floor URI HEARTBEAT EACH PIPELINED WARMUP_ROUNDS
 // Prints "RESULT side heartbeat phase n cpu_ns wall_ns" per phase of the timed round.
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
@@ -147,6 +150,130 @@ public final class JavaClientBench {
         }
     }
 
+    /** The floor: the engine on a blocking socket, one thread, everything in line. */
+    static final class Floor {
+        final amqgen.rabbit.Engine e = new amqgen.rabbit.Engine();
+        final java.net.Socket s;
+        final java.io.InputStream in;
+        final java.io.OutputStream out;
+        final byte[] buf = new byte[1 << 16];
+
+        Floor(String uri, int heartbeat) throws Exception {
+            java.net.URI u = java.net.URI.create(uri);
+            s = new java.net.Socket(u.getHost(), u.getPort() < 0 ? 5672 : u.getPort());
+            s.setTcpNoDelay(true);
+            in = s.getInputStream();
+            out = s.getOutputStream();
+            e.initiate();
+            String[] who = u.getUserInfo().split(":", 2);
+            byte[] login = ("\0" + who[0] + "\0" + who[1]).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            while (e.negotiated() == null) {
+                for (amqgen.rabbit.EngineEvent ev : read()) {
+                    if (ev instanceof amqgen.rabbit.EngineEvent.MethodReceived m && m.method() instanceof amqgen.rabbit.ConnectionStart) {
+                        e.send(0, new amqgen.rabbit.ConnectionStartOk().withMechanism("PLAIN")
+                                .withResponse(amqgen.rabbit.Bytes.of(login)).withLocale("en_US"));
+                    } else if (ev instanceof amqgen.rabbit.EngineEvent.MethodReceived m && m.method() instanceof amqgen.rabbit.ConnectionTune tune) {
+                        e.send(0, new amqgen.rabbit.ConnectionTuneOk(tune.channelMax(), tune.frameMax(), heartbeat));
+                        e.send(0, new amqgen.rabbit.ConnectionOpen().withVirtualHost("/"));
+                    }
+                }
+            }
+            e.send(1, new amqgen.rabbit.ChannelOpen());
+            until(amqgen.rabbit.EngineEvent.ChannelOpened.class);
+        }
+
+        /** Writes what is queued, reads once, ticks: the events. */
+        java.util.List<amqgen.rabbit.EngineEvent> read() throws java.io.IOException {
+            e.writeTo(out);
+            int n = in.read(buf);
+            if (n < 0) {
+                throw new java.io.EOFException();
+            }
+            e.receive(buf, 0, n);
+            e.tick(System.nanoTime());
+            java.util.List<amqgen.rabbit.EngineEvent> evs = new java.util.ArrayList<>();
+            for (amqgen.rabbit.EngineEvent ev = e.nextEvent(); ev != null; ev = e.nextEvent()) {
+                evs.add(ev);
+            }
+            return evs;
+        }
+
+        amqgen.rabbit.Method call(amqgen.rabbit.Method m) throws java.io.IOException {
+            e.send(1, m);
+            while (true) {
+                for (amqgen.rabbit.EngineEvent ev : read()) {
+                    if (ev instanceof amqgen.rabbit.EngineEvent.MethodReceived r && r.channel() == 1) {
+                        return r.method();
+                    }
+                }
+            }
+        }
+
+        void until(Class<?> kind) throws java.io.IOException {
+            while (true) {
+                for (amqgen.rabbit.EngineEvent ev : read()) {
+                    if (kind.isInstance(ev)) {
+                        return;
+                    }
+                }
+            }
+        }
+
+        /** Reads until {@code count} more publishes are acked. */
+        void acked(long count) throws java.io.IOException {
+            while (count > 0) {
+                for (amqgen.rabbit.EngineEvent ev : read()) {
+                    if (ev instanceof amqgen.rabbit.EngineEvent.PublishAcked a) {
+                        count -= a.deliveryTags().size();
+                    }
+                }
+            }
+        }
+    }
+
+    static void floor(String uri, int heartbeat, int each, int pipelined, Meter m) throws Exception {
+        Floor f = new Floor(uri, heartbeat);
+        try {
+            String q1 = ((amqgen.rabbit.QueueDeclareOk) f.call(new amqgen.rabbit.QueueDeclare().withExclusive(true))).queue();
+            String q2 = ((amqgen.rabbit.QueueDeclareOk) f.call(new amqgen.rabbit.QueueDeclare().withExclusive(true))).queue();
+            f.call(new amqgen.rabbit.ConfirmSelect());
+            amqgen.rabbit.BasicProperties props = amqgen.rabbit.BasicProperties.builder()
+                    .contentType("application/octet-stream").build();
+            amqgen.rabbit.BasicPublish p1 = new amqgen.rabbit.BasicPublish().withRoutingKey(q1);
+            m.start();
+            for (int i = 0; i < each; i++) {
+                f.e.publish(1, p1, props, BODY);
+                f.acked(1);
+            }
+            m.stop("each", each);
+            amqgen.rabbit.BasicPublish p2 = new amqgen.rabbit.BasicPublish().withRoutingKey(q2);
+            m.start();
+            for (int i = 0; i < pipelined; i += BATCH) {
+                int k = Math.min(BATCH, pipelined - i);
+                for (int j = 0; j < k; j++) {
+                    f.e.publish(1, p2, props, BODY);
+                }
+                f.acked(k);
+            }
+            m.stop("pipelined", pipelined);
+            f.call(new amqgen.rabbit.BasicQos().withPrefetchCount(PREFETCH));
+            m.start();
+            f.e.send(1, new amqgen.rabbit.BasicConsume().withQueue(q2).withConsumerTag("floor")); // consume-ok: read below
+            for (int got = 0; got < pipelined; ) {
+                for (amqgen.rabbit.EngineEvent ev : f.read()) {
+                    if (ev instanceof amqgen.rabbit.EngineEvent.MessageReceived d) {
+                        f.e.send(1, new amqgen.rabbit.BasicAck().withDeliveryTag(((amqgen.rabbit.BasicDeliver) d.method()).deliveryTag()));
+                        got++;
+                    }
+                }
+            }
+            f.e.writeTo(f.out);
+            m.stop("consume", pipelined);
+        } finally {
+            f.s.close();
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String side = args[0];
         String uri = args[1];
@@ -160,6 +287,8 @@ public final class JavaClientBench {
             Meter m = new Meter(side, heartbeat, round == warmups);
             if (side.equals("amqgen")) {
                 amqgen(uri, heartbeat, e, p, m);
+            } else if (side.equals("floor")) {
+                floor(uri, heartbeat, e, p, m);
             } else {
                 rabbit(uri, heartbeat, e, p, m);
             }

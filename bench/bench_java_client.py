@@ -10,7 +10,8 @@ clients' default request) and 5 s. The rounds are interleaved (each round runs e
 order that alternates from round to round), so a change in the machine's load falls on both clients. Per JVM:
 warm-up rounds (2), then the timed round of the three phases (each, pipelined, consume; see the Java file). Prints the
 median process CPU (user + system) per message of each phase with its spread over the rounds (min-max), messages
-per second, and the ratio of the medians, amqgen over the Java client.
+per second, and the ratio of the medians, amqgen over the Java client. A third side, "floor", is no client: one
+thread on the generated engine over a blocking socket (see the Java file), the least these phases can cost here.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "spec" / "amqp0-9-1.extended.xml"
 JARS = [Path("/usr/share/java/amqp-client.jar"), Path("/usr/share/java/slf4j-api.jar")]
 PHASES = ("each", "pipelined", "consume")
-SIDES = {"rabbit": "RabbitMQ Java client 5.0", "amqgen": "amqgen Client"}
+SIDES = {"rabbit": "RabbitMQ Java client 5.0", "amqgen": "amqgen Client", "floor": "floor"}
 
 
 def run(cmd: list[str], **kw: object) -> str:
@@ -70,7 +71,7 @@ def main() -> None:
         sources.append(str(ROOT / "bench" / "JavaClientBench.java"))
         run(["javac", "--release", "17", "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp", cp, *sources])
         for r in range(args.rounds):
-            order = [(s, h) for h in heartbeats for s in ("rabbit", "amqgen")]
+            order = [(s, h) for h in heartbeats for s in ("rabbit", "amqgen", "floor")]
             if r % 2:
                 order.reverse()
             for side, hb in order:
@@ -101,15 +102,18 @@ def render(results: dict[tuple[str, int, str], list[tuple[int, int, int]]], hear
              f"pipelined and consumed, after {args.warmup} warm-up rounds in each JVM. CPU = user + system of the "
              "client's JVM per message, median of the rounds (min-max); the last column is amqgen's median over the "
              "Java client's.", "",
-             "| heartbeat | phase | amqgen CPU µs/msg | Java client CPU µs/msg | amqgen msg/s | Java client msg/s "
-             "| amqgen / Java client |", "|---|---|---:|---:|---:|---:|---:|"]
+             "| heartbeat | phase | amqgen CPU µs/msg | Java client CPU µs/msg | floor CPU µs/msg | amqgen msg/s "
+             "| Java client msg/s | amqgen / Java client | floor / Java client |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for hb in heartbeats:
         for phase in PHASES:
             ours, theirs = cpu_us("amqgen", hb, phase), cpu_us("rabbit", hb, phase)
-            mo, mt = statistics.median(ours), statistics.median(theirs)
+            low = cpu_us("floor", hb, phase)
+            mo, mt, mf = statistics.median(ours), statistics.median(theirs), statistics.median(low)
             lines.append(f"| {hb} s | {phase} | {mo:.1f} ({ours[0]:.1f}-{ours[-1]:.1f}) | {mt:.1f} "
-                         f"({theirs[0]:.1f}-{theirs[-1]:.1f}) | {rate('amqgen', hb, phase):,.0f} | "
-                         f"{rate('rabbit', hb, phase):,.0f} | {mo / mt:.2f} |")
+                         f"({theirs[0]:.1f}-{theirs[-1]:.1f}) | {mf:.1f} ({low[0]:.1f}-{low[-1]:.1f}) | "
+                         f"{rate('amqgen', hb, phase):,.0f} | {rate('rabbit', hb, phase):,.0f} | {mo / mt:.2f} | "
+                         f"{mf / mt:.2f} |")
     return "\n".join(lines)
 
 
