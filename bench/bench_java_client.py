@@ -97,13 +97,13 @@ def render(results: dict[tuple[str, int, str], list[tuple[int, int, int]]], hear
     def rate(side: str, hb: int, phase: str) -> float:
         return statistics.median(n / (wall / 1e9) for n, _, wall in results[(side, hb, phase)])
 
-    lines = [f"{args.rounds} interleaved rounds, {time.strftime('%Y-%m-%d')}, {cpu_model('unknown CPU')} (2 cores, "
+    lines = [(f"{args.rounds} interleaved rounds, {time.strftime('%Y-%m-%d')}, {cpu_model('unknown CPU')} (2 cores, "
              f"RabbitMQ on the same machine); messages of 128 octets: {args.each:,} awaited, {args.pipelined:,} "
              f"pipelined and consumed, after {args.warmup} warm-up rounds in each JVM. CPU = user + system of the "
-             "client's JVM per message, median of the rounds (min-max); the last column is amqgen's median over the "
-             "Java client's.", "",
-             "| heartbeat | phase | amqgen CPU µs/msg | Java client CPU µs/msg | floor CPU µs/msg | amqgen msg/s "
-             "| Java client msg/s | amqgen / Java client | floor / Java client |",
+             "client's JVM per message, median of the rounds (min-max); the last two columns are amqgen's median "
+             "and the floor's over the Java client's."), "",
+             ("| heartbeat | phase | amqgen CPU µs/msg | Java client CPU µs/msg | floor CPU µs/msg | amqgen msg/s "
+             "| Java client msg/s | amqgen / Java client | floor / Java client |"),
              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for hb in heartbeats:
         for phase in PHASES:
