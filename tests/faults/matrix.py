@@ -186,3 +186,16 @@ ROWS: tuple[Row, ...] = (
 
 BY_ID = {r.id: r for r in ROWS}
 assert len(BY_ID) == len(ROWS), "row ids are unique"
+
+# the Java client's spelling of each kind (tests/java/FaultDriver.java reports it as raised=): its exception types,
+# nested in the generated Client class, and the package's EncodeException for a value that does not fit. A
+# callback's exception reaches Client.onCallbackError as the ChannelClosedException (200) its channel was closed
+# with; a consumer the server cancels is a ConsumerCancelledException from the iterator, or the cancelled callback
+# of Channel.consume (two spellings: the kind is not in this table for Java)
+for _kind, _spelled in {
+    "connect_failed": "Client.ConnectFailedException", "connect_timeout": "Client.ConnectTimeoutException",
+    "version_refused": "Client.VersionRefusedException", "connection_closed": "Client.ConnectionClosedException",
+    "connection_lost": "Client.ConnectionLostException", "channel_closed": "Client.ChannelClosedException",
+    "callback_error": "Client.ChannelClosedException", "local_error": "EncodeException",
+}.items():
+    SPELLING.setdefault(_kind, {})["java"] = _spelled
