@@ -7,6 +7,7 @@ import contextlib
 import os
 import socket
 import sys
+import threading
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
@@ -84,6 +85,16 @@ class Run:
             broker.delete_queue(self.queue)
         elif action == "memory_alarm":
             self.stack.enter_context(broker.memory_alarm())
+        elif action in ("restart", "refuse_long"):
+            assert p is not None
+            p.refuse(10 if action == "restart" else 30)
+            p.cut()
+        elif action == "blackhole_then_cut":
+            assert p is not None
+            p.blackhole()
+            timer = threading.Timer(1.0, p.cut)
+            timer.start()
+            self.stack.callback(timer.cancel)
         else:
             assert p is not None, f"{action} needs the proxy"
             {"blackhole": lambda: p.blackhole(), "cut": lambda: p.cut(), "stall_c2s": lambda: p.stall("c2s"),
@@ -112,6 +123,8 @@ class Run:
                     self.stack.close()  # the alarm restored: the broker unblocks
                 if row.id == "url_parameters" and name == "connected":
                     checks.extend(self._broker_saw_parameters())
+                if row.after == "left_cancelled" and name == "left" and fields.get("consumers") != 0:
+                    checks.append(f"the broker still had {fields.get('consumers')} consumers after the loop was left")
                 if (row.scenario, name) in WAITS:
                     driver.go()
                 return starts
@@ -123,6 +136,11 @@ class Run:
                 want = row.params["count"] - row.params["ack"]
                 if messages != want:
                     checks.append(f"the queue holds {messages} messages after the close, not {want}: acks lost")
+            elif row.after in ("queue_depth_0", "queue_depth_count"):
+                messages, _ = broker.depth(self.queue)
+                want = 0 if row.after == "queue_depth_0" else row.params["count"]
+                if messages != want:
+                    checks.append(f"the queue holds {messages} messages, not {want}")
         with contextlib.suppress(Exception):  # the queue may never have been declared
             broker.delete_queue(self.queue)
         return outcome, checks
@@ -150,6 +168,9 @@ def _judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[s
     missing = [e for e in row.events if e not in kinds]
     if missing:
         bad.append(f"no event {missing} (events: {kinds})")
+    unwanted = [e for e in row.refused if e in kinds]
+    if unwanted:
+        bad.append(f"events it must not give: {unwanted}")
     bad += checks
     return [f"{client}: {b}  [outcome {got}; {outcome.seconds:.2f} s]" for b in bad]
 
@@ -169,5 +190,8 @@ def judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[st
     missing = [e for e in row.events if e not in kinds]
     if missing:
         bad.append(f"no event {missing} (events: {kinds})")
+    unwanted = [e for e in row.refused if e in kinds]
+    if unwanted:
+        bad.append(f"events it must not give: {unwanted}")
     bad += checks
     return [f"{client}: {b}  [outcome {got}; {outcome.seconds:.2f} s]" for b in bad]
