@@ -191,7 +191,8 @@ ROWS: tuple[Row, ...] = (
         "consume_server", {"heartbeat": 0}, expect={"kind": "ok", "consumed": 2, "body_ok": 1}, within=10.0,
         target="server:interleaved"),
     # -- recovery (issue 42, docs/recovery.md) ----------------------------------------------------------------
-    *(Row(f"recover_after_{fault}_{style}", f"{what}; {'an' if style == 'iterator' else 'a'} {style} consumer on a server-named queue goes on",
+    *(Row(f"recover_after_{fault}_{style}",
+          f"{what}; {'an' if style == 'iterator' else 'a'} {style} consumer on a server-named queue goes on",
           "recover_consume", {"heartbeat": HB if fault == "blackhole" else 10, "style": style},
           fault=Fault(action, "consuming"), expect={"kind": "ok", "consumed": 2, "renamed": 1},
           within=within, events=("recovery_started", "recovered"),
