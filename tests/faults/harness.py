@@ -35,6 +35,21 @@ def python_commands(gen: Path, package: str) -> dict[str, tuple[list[str], dict[
     }
 
 
+def start_drivers(clients: tuple[str, ...], amqp091: ModuleType, request: Any, tmp_path_factory: Any) -> dict[str, Driver]:
+    """One driver process per client (the C driver built, the Java one compiled with tests/java's programs by the
+    java_build fixture), for a test module."""
+    cmds = python_commands(Path(str(amqp091.__file__)).resolve().parent.parent, amqp091.__name__)
+    if "c" in clients:
+        from faults.c_driver import c_driver_command
+
+        cmds["c"] = c_driver_command(tmp_path_factory.mktemp("c-fault-driver"))
+    if "java" in clients:
+        from faults.java_driver import java_driver_command
+
+        cmds["java"] = java_driver_command(request.getfixturevalue("java_build"))
+    return {c: Driver(c, *cmds[c]) for c in clients}
+
+
 def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
