@@ -1,7 +1,7 @@
 /* libFuzzer on the engine through its header's contract alone (include/ag_engine.h, issue 41): whatever the header
  * lets a caller do, done the way a caller that trusts it would. Every chunk given to receive is a fresh malloc'd
  * copy, freed as soon as next_event returned AG_EV_NONE (the header says the engine then holds no pointer into
- * it); the message storage starts small and grows through the config's grow (realloc, up to a limit, so the
+ * it); the message storage starts small and grows through engine_set_grow's function (realloc, up to a limit, so the
  * too-large path is reached too), and is moved to fresh storage on request (the old freed at once); an event's
  * memory is read in full (re-encoded) before the next call. ASan then finds any read of memory the header says
  * the caller may have freed. No handshake is done here: the input starts from a fresh engine in either role, so
@@ -144,22 +144,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t now = 0;
   msg = malloc(cap);
   CHECK(msg != NULL);
-  ag_engine_config_t cfg = {fm < 4096        ? 4096
-                            : fm > sizeof in ? sizeof in
-                                             : fm,
-                            (uint16_t)cm,
-                            (uint16_t)(flags >> 1 & 7),
-                            in,
-                            sizeof in,
-                            out,
-                            sizeof out,
-                            msg,
-                            cap,
-                            flags & 1 ? AG_ROLE_SERVER : AG_ROLE_CLIENT,
-                            flags & 128 ? NULL : grow,
-                            NULL};
+  uint32_t frame_max = fm < 4096 ? 4096 : fm > sizeof in ? (uint32_t)sizeof in : fm;
+  uint16_t heartbeat = (uint16_t)(flags >> 1 & 7);
+  int role = flags & 1 ? AG_ROLE_SERVER : AG_ROLE_CLIENT;
+  ag_engine_config_t cfg = {frame_max, (uint16_t)cm, heartbeat, in, sizeof in, out, sizeof out, msg, cap, role};
   lost = closing = 0;
   CHECK(ag_engine_init(&e, &cfg) == AG_OK);
+  ag_engine_set_grow(&e, flags & 128 ? NULL : grow, NULL);
   while (at < size) {
     unsigned op = data[at++] % 10;
     size_t len, hn, bn;

@@ -146,20 +146,12 @@ int main(void) {
       (strcmp(role, "client") != 0 && strcmp(role, "server") != 0))
     bad("first line");
   uint8_t *msg_store = malloc(1024);
-  ag_engine_config_t cfg = {fm,
-                            (uint16_t)cm,
-                            (uint16_t)hb,
-                            in_store,
-                            sizeof in_store,
-                            out_store,
-                            sizeof out_store,
-                            msg_store,
-                            1024,
-                            role[0] == 's' ? AG_ROLE_SERVER : AG_ROLE_CLIENT,
-                            grow,
-                            NULL};
+  int r = role[0] == 's' ? AG_ROLE_SERVER : AG_ROLE_CLIENT;
+  ag_engine_config_t cfg = {fm,        (uint16_t)cm,     (uint16_t)hb, in_store, sizeof in_store,
+                            out_store, sizeof out_store, msg_store,    1024,     r};
   if (fm > sizeof in_store || ag_engine_init(&eng, &cfg) != AG_OK)
     bad("config");
+  ag_engine_set_grow(&eng, grow, NULL);
   static char w1[16], w2[1 << 20], w3[1 << 19], w4[1 << 19], w5[1 << 19];
   while (fgets(line, sizeof line, stdin)) {
     size_t len = strlen(line);

@@ -49,6 +49,7 @@ class Run:
         self.row, self.client, self.engine = row, client, engine
         self.queue = f"amqgen.fault.{row.id}.{client}.{uuid.uuid4().hex[:8]}"
         self.stack = ExitStack()
+        self.alarm = ExitStack()  # the memory alarm alone: restored at the blocked phase (the proxy stays up)
         self.proxy: FaultProxy | None = None
 
     def url(self) -> str:
@@ -83,7 +84,7 @@ class Run:
         elif action == "delete_queue":
             broker.delete_queue(self.queue)
         elif action == "memory_alarm":
-            self.stack.enter_context(broker.memory_alarm())
+            self.alarm.enter_context(broker.memory_alarm())
         else:
             assert p is not None, f"{action} needs the proxy"
             {"blackhole": lambda: p.blackhole(), "cut": lambda: p.cut(), "stall_c2s": lambda: p.stall("c2s"),
@@ -92,7 +93,7 @@ class Run:
 
     def execute(self, driver: Driver) -> tuple[Outcome, list[str]]:
         row = self.row
-        with self.stack:
+        with self.stack, self.alarm:
             params = {"url": self.url(), "heartbeat": row.params.get("heartbeat", 10), "queue": self.queue,
                       "timeout": row.params.get("timeout", 10)}
             params.update({k: v for k, v in row.params.items()
@@ -109,7 +110,7 @@ class Run:
                     self.apply(row.fault.action, row.fault.args)
                     starts = True
                 if row.scenario == "blocked" and name == "blocked":
-                    self.stack.close()  # the alarm restored: the broker unblocks
+                    self.alarm.close()  # the alarm restored: the broker unblocks
                 if row.id == "url_parameters" and name == "connected":
                     checks.extend(self._broker_saw_parameters())
                 if (row.scenario, name) in WAITS:
