@@ -306,3 +306,18 @@ def test_a_16_mib_message_both_ways(client_faults: Path) -> None:
     proc = run(str(client_faults), "big", HOST, PORT, f"amqgen-c-big-{uuid.uuid4().hex[:12]}")
     assert proc.returncode == 0 and proc.stdout == "OK 16 MiB published and consumed back\n", (
         proc.stdout + proc.stderr)[-4000:]
+
+
+def test_a_message_over_max_message_is_reported_and_the_connection_goes_on(client_faults: Path) -> None:
+    """Defect 18: with max_message 1.5 MiB, a 3 MiB delivery is AG_EV_MESSAGE_TOO_LARGE (its method and header,
+    no body), the program rejects it by its tag, and the next delivery comes whole on the same connection (the old
+    client ended the connection with code 0 on a delivery over its buffer, and the message stayed queued)."""
+    proc = run(str(client_faults), "toolarge", HOST, PORT, f"amqgen-c-toolarge-{uuid.uuid4().hex[:12]}")
+    assert proc.returncode == 0 and proc.stdout.startswith("OK too large"), (proc.stdout + proc.stderr)[-4000:]
+
+
+def test_calls_from_another_thread_are_refused(client_faults: Path) -> None:
+    """The thread contract (client.h): a client is one thread's; another thread's calls return AG_CLIENT_THREAD
+    and change nothing (the owner's next call works), ag_client_handover moves the ownership."""
+    proc = run(str(client_faults), "thread", HOST, PORT)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK threads"), (proc.stdout + proc.stderr)[-4000:]

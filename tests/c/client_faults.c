@@ -10,11 +10,16 @@
  *                         status_name knowing the status, and a later client_close returning AG_OK;
  *   closed HOST PORT      prints READY <local port> (the test closes the connection with rabbitmqctl): client_next
  *                         gives AG_CLIENT_CLOSED with 320, every later call the same, client_close AG_OK;
- *   big HOST PORT QUEUE   a 16 MiB message published and consumed back (the body compared).
+ *   big HOST PORT QUEUE   a 16 MiB message published and consumed back (the body compared);
+ *   toolarge HOST PORT QUEUE  max_message 1.5 MiB: a 3 MiB delivery is AG_EV_MESSAGE_TOO_LARGE (method and header,
+ *                         no body), rejected by its tag; the next delivery (10 octets) comes whole, the connection on;
+ *   thread HOST PORT      calls from a thread that does not own the client return AG_CLIENT_THREAD and change
+ *                         nothing; after ag_client_handover that thread owns it (and the first one is refused).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +162,87 @@ static int big(const char *host, int port, const char *queue) {
   return 0;
 }
 
+static int toolarge(const char *host, int port, const char *queue) {
+  size_t size = (size_t)3 << 20;
+  uint8_t *body = calloc(size, 1);
+  int rc = ag_client_open(&c, host, port, "PLAIN", "guest", "guest", "/", 10);
+  if (rc != AG_OK)
+    return fail("open", rc);
+  c.max_message = (size_t)3 << 19; /* 1.5 MiB: over the client's own buffer (heap allowed), under the message */
+  ag_queue_declare_t qd;
+  memset(&qd, 0, sizeof qd);
+  qd.queue = ag_cstring(queue);
+  qd.exclusive = true;
+  if ((rc = ag_client_queue_declare(&c, 1, &qd, NULL)) != AG_OK)
+    return fail("queue.declare", rc);
+  if ((rc = ag_client_publish(&c, 1, AG_LIT(""), ag_cstring(queue), NULL, (ag_bytes_t){body, size}, NULL)) != AG_OK ||
+      (rc = ag_client_publish(&c, 1, AG_LIT(""), ag_cstring(queue), NULL, AG_LIT("0123456789"), NULL)) != AG_OK)
+    return fail("publish", rc);
+  ag_basic_consume_t bc;
+  memset(&bc, 0, sizeof bc);
+  bc.queue = ag_cstring(queue);
+  if ((rc = ag_client_basic_consume(&c, 1, &bc, NULL)) != AG_OK)
+    return fail("basic.consume", rc);
+  ag_event_t ev;
+  if ((rc = ag_client_next(&c, &ev, 30000)) != AG_EV_MESSAGE_TOO_LARGE || ev.header.body_size != size ||
+      ev.body.len != 0 || ev.method.id != AG_BASIC_DELIVER)
+    return fail("a 3 MiB delivery over max_message was not AG_EV_MESSAGE_TOO_LARGE with its size", rc);
+  ag_basic_reject_t reject;
+  memset(&reject, 0, sizeof reject);
+  reject.delivery_tag = ev.method.u.basic_deliver.delivery_tag;
+  if ((rc = ag_client_basic_reject(&c, 1, &reject, NULL)) != AG_OK)
+    return fail("basic.reject", rc);
+  if ((rc = ag_client_next(&c, &ev, 30000)) != AG_EV_MESSAGE || ev.body.len != 10)
+    return fail("the delivery after the one too large", rc);
+  if ((rc = ag_client_close(&c)) != AG_OK)
+    return fail("close", rc);
+  free(body);
+  printf("OK too large: 3 MiB over max_message reported and rejected, the next delivery whole\n");
+  return 0;
+}
+
+static int thread_rc[3];
+
+static void *other_thread(void *arg) {
+  ag_event_t ev;
+  thread_rc[0] = ag_client_flush(&c);
+  thread_rc[1] = ag_client_next(&c, &ev, 0);
+  if (arg != NULL) { /* handed over: this thread owns it now */
+    ag_client_handover(&c);
+    ag_basic_qos_t qos;
+    memset(&qos, 0, sizeof qos);
+    thread_rc[2] = ag_client_basic_qos(&c, 1, &qos, NULL);
+  }
+  return NULL;
+}
+
+static int threads(const char *host, int port) {
+  pthread_t t;
+  int rc = ag_client_open(&c, host, port, "PLAIN", "guest", "guest", "/", 10);
+  if (rc != AG_OK)
+    return fail("open", rc);
+  if (pthread_create(&t, NULL, other_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+    return fail("pthread", 0);
+  if (thread_rc[0] != AG_CLIENT_THREAD || thread_rc[1] != AG_CLIENT_THREAD)
+    return fail("a call from another thread was not refused", thread_rc[0]);
+  ag_basic_qos_t qos;
+  memset(&qos, 0, sizeof qos);
+  if ((rc = ag_client_basic_qos(&c, 1, &qos, NULL)) != AG_OK)
+    return fail("the owner's call after the refused ones", rc);
+  if (pthread_create(&t, NULL, other_thread, &c) != 0 || pthread_join(t, NULL) != 0)
+    return fail("pthread", 0);
+  if (thread_rc[2] != AG_OK)
+    return fail("a call after the handover", thread_rc[2]);
+  if ((rc = ag_client_basic_qos(&c, 1, &qos, NULL)) != AG_CLIENT_THREAD)
+    return fail("the first thread's call after the handover", rc);
+  ag_client_handover(&c);
+  if ((rc = ag_client_close(&c)) != AG_OK)
+    return fail("close", rc);
+  printf("OK threads: another thread's calls refused with %s, the handover honoured\n",
+         ag_status_name(AG_CLIENT_THREAD));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4)
     return 3;
@@ -169,5 +255,9 @@ int main(int argc, char **argv) {
     return closed(argv[2], port);
   if (strcmp(argv[1], "big") == 0 && argc == 5)
     return big(argv[2], port, argv[4]);
+  if (strcmp(argv[1], "toolarge") == 0 && argc == 5)
+    return toolarge(argv[2], port, argv[4]);
+  if (strcmp(argv[1], "thread") == 0)
+    return threads(argv[2], port);
   return 3;
 }
