@@ -75,10 +75,29 @@ static void touch(const ag_event_t *ev) {
   scratch[0] = (uint8_t)sum;
 }
 
+/* the messages being read: each region within the storage, under msg_top, none overlapping another */
+static void check_regions(const ag_engine_t *e) {
+  size_t used = 0;
+  for (int i = 1; i <= AG_ENGINE_MAX_CHANNELS; i++) {
+    const ag_channel_state_t *a = &e->ch[i];
+    if (a->msg_len == 0)
+      continue;
+    CHECK(a->in_content && a->msg_at + a->msg_len <= e->msg_top && e->msg_top <= e->cfg.msg_cap);
+    CHECK(a->method_len + (a->msg_header ? a->header_len + a->body_size : 0) <= a->msg_len);
+    used += a->msg_len;
+    for (int j = i + 1; j <= AG_ENGINE_MAX_CHANNELS; j++) {
+      const ag_channel_state_t *b = &e->ch[j];
+      CHECK(b->msg_len == 0 || a->msg_at + a->msg_len <= b->msg_at || b->msg_at + b->msg_len <= a->msg_at);
+    }
+  }
+  CHECK(used == ag_engine_msg_used(e));
+}
+
 static void drain(ag_engine_t *e) {
   ag_event_t ev;
   for (int i = 0; i < 100000; i++) {
     int t = ag_engine_next_event(e, &ev);
+    check_regions(e);
     if (t == AG_EV_NONE)
       return;
     CHECK(!lost); /* nothing follows the end of the stream */
