@@ -15,7 +15,7 @@ from typing import Any
 
 from faults import broker
 from faults.drivers import Driver, Outcome
-from faults.matrix import Row
+from faults.matrix import SPELLING, Row
 from faults.proxy import FaultProxy
 from faults.server import ScriptedServer
 
@@ -144,6 +144,9 @@ def _judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[s
     bad = [f"{k}={got.get(k)!r}, want {v!r}" for k, v in row.expect.items() if got.get(k) != v]
     if row.within is not None and outcome.seconds > row.within:
         bad.append(f"took {outcome.seconds:.2f} s, bound {row.within} s")
+    spelled = SPELLING.get(outcome.kind, {}).get(client)
+    if spelled is not None and got.get("raised") != spelled:
+        bad.append(f"raised={got.get('raised')!r}, the documented spelling is {spelled!r}")
     kinds = [k for k, _ in outcome.events]
     missing = [e for e in row.events if e not in kinds]
     if missing:
@@ -160,6 +163,9 @@ def judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[st
     bad = [f"{k}={got.get(k)!r}, want {v!r}" for k, v in row.expect.items() if got.get(k) != v]
     if row.within is not None and outcome.seconds > row.within:
         bad.append(f"took {outcome.seconds:.2f} s, bound {row.within} s")
+    spelled = SPELLING.get(outcome.kind, {}).get(client)
+    if spelled is not None and got.get("raised") != spelled:
+        bad.append(f"raised={got.get('raised')!r}, the documented spelling is {spelled!r}")
     kinds = [k for k, _ in outcome.events]
     missing = [e for e in row.events if e not in kinds]
     if missing:

@@ -38,6 +38,10 @@ THREADED = frozenset({"python", "java"})
 #: the clients with an iterator over a consumer's deliveries (the C client hands events from client_next)
 ITERATING = frozenset({"python", "aio", "java"})
 
+#: how each client spells an outcome kind (its exception class, or the C client's status): the drivers report
+#: it as ``raised=``, the runner checks it, and the docs table (tests/faults/table.py) shows it
+SPELLING: dict[str, dict[str, str]] = {}
+
 #: heartbeat interval (s) of the rows that detect a silent or stalled peer: "lost within 2 intervals + 1 s"
 HB = 1
 
