@@ -110,8 +110,15 @@ static double now_s(void) {
 
 /* -- outcomes -------------------------------------------------------------------------------------------------- */
 
-/* the outcome of a status out of the client (with the fields made before it) */
+/* the outcome of a status out of the client (with the fields made before it); raised= the status's name, as
+   tests/faults/matrix.py's SPELLING has it (the prefix left out) */
 static void outcome_of(int rc, bool connecting) {
+  if (rc <= AG_CLIENT_CLOSED && rc >= AG_CLIENT_THREAD) {
+    static const char *const names[] = {"CLIENT_CLOSED",         "CLIENT_LOST",     "CLIENT_TIMEOUT",
+                                        "CLIENT_CHANNEL_CLOSED", "CLIENT_PROTOCOL", "CLIENT_VERSION",
+                                        "CLIENT_CONNECT",        "CLIENT_CONSUMER", "CLIENT_THREAD"};
+    field("raised", names[AG_CLIENT_CLOSED - rc]);
+  }
   switch (rc) {
   case AG_CLIENT_CLOSED:
     field("code", I(client.last.reply_code));
@@ -440,6 +447,7 @@ static void s_confirm_closed(void) {
   long left = unconfirmed();
   int usable = usable_on(2);
   int ok = ag_client_close(&client) == AG_OK;
+  field("raised", "CLIENT_CHANNEL_CLOSED");
   field("code", I(code));
   field("unconfirmed", I(left));
   field("usable", I(usable));
@@ -519,6 +527,7 @@ static void s_callback_raises(void) {
   }
   int value = client.consumer_error, usable = usable_on(2);
   int ok = ag_client_close(&client) == AG_OK;
+  field("raised", "CLIENT_CONSUMER");
   field("code", "200");
   field("value", I(value));
   field("usable", I(usable));
