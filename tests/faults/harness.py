@@ -65,6 +65,7 @@ class Run:
         self.row, self.client, self.engine = row, client, engine
         self.queue = f"amqgen.fault.{row.id}.{client}.{uuid.uuid4().hex[:8]}"
         self.stack = ExitStack()
+        self.alarm = ExitStack()  # the memory alarm alone: restored at the blocked phase (the proxy stays up)
         self.proxy: FaultProxy | None = None
 
     def url(self) -> str:
@@ -99,7 +100,7 @@ class Run:
         elif action == "delete_queue":
             broker.delete_queue(self.queue)
         elif action == "memory_alarm":
-            self.stack.enter_context(broker.memory_alarm())
+            self.alarm.enter_context(broker.memory_alarm())
         elif action in ("restart", "refuse_long"):
             assert p is not None
             p.refuse(10 if action == "restart" else 30)
@@ -118,7 +119,7 @@ class Run:
 
     def execute(self, driver: Driver) -> tuple[Outcome, list[str]]:
         row = self.row
-        with self.stack:
+        with self.stack, self.alarm:
             params = {"url": self.url(), "heartbeat": row.params.get("heartbeat", 10), "queue": self.queue,
                       "timeout": row.params.get("timeout", 10)}
             params.update({k: v for k, v in row.params.items()
@@ -135,7 +136,7 @@ class Run:
                     self.apply(row.fault.action, row.fault.args)
                     starts = True
                 if row.scenario == "blocked" and name == "blocked":
-                    self.stack.close()  # the alarm restored: the broker unblocks
+                    self.alarm.close()  # the alarm restored: the broker unblocks
                 if row.id == "url_parameters" and name == "connected":
                     checks.extend(self._broker_saw_parameters())
                 if row.after == "left_cancelled" and name == "left" and fields.get("consumers") != 0:

@@ -44,6 +44,13 @@ ITERATING = frozenset({"python", "aio", "java"})
 #: how each client spells an outcome kind (its exception class, or the C client's status): the drivers report
 #: it as ``raised=``, the runner checks it, and the docs table (tests/faults/table.py) shows it
 SPELLING: dict[str, dict[str, str]] = {}
+#: the C client's statuses (client/<prefix>_client.h, without the prefix; its driver reports them as raised=)
+_C_SPELLING = {"connection_lost": "CLIENT_LOST", "connection_closed": "CLIENT_CLOSED",
+               "channel_closed": "CLIENT_CHANNEL_CLOSED", "connect_failed": "CLIENT_CONNECT",
+               "connect_timeout": "CLIENT_TIMEOUT", "version_refused": "CLIENT_VERSION",
+               "callback_error": "CLIENT_CONSUMER"}
+for _kind, _spelled in _C_SPELLING.items():
+    SPELLING.setdefault(_kind, {})["c"] = _spelled
 
 #: heartbeat interval (s) of the rows that detect a silent or stalled peer: "lost within 2 intervals + 1 s"
 HB = 1
