@@ -50,7 +50,9 @@ RECORDED: dict[str, dict[str, Outcome]] = {}
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
 def test_row(row: Row, drivers: dict[str, Driver], engine: ModuleType) -> None:
     clients = [c for c in SELECTED if c in row.clients]
-    assert clients, f"no selected client runs {row.id}"
+    if not clients and SELECTED != CLIENTS:
+        return  # AMQGEN_FAULT_CLIENTS chose none of this row's clients (a developer's run, never the suite's)
+    assert clients, f"no client runs {row.id}"
     with ThreadPoolExecutor(len(clients)) as pool:
         futures = {c: pool.submit(Run(row, c, engine).execute, drivers[c]) for c in clients}
         results = {c: f.result() for c, f in futures.items()}
