@@ -132,6 +132,7 @@ class _Proxy:
         self.port = 0
         self.changed = asyncio.Event()  # set on every mode change: paused pumps look again
         self.tasks: set[asyncio.Task[None]] = set()
+        self.accepting: asyncio.Task[None] | None = None
 
     def listen(self) -> None:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -143,7 +144,8 @@ class _Proxy:
         s.setblocking(False)
         self.port = s.getsockname()[1]
         self.listener = s
-        self._keep(asyncio.get_running_loop().create_task(self.accept(s)))
+        self.accepting = asyncio.get_running_loop().create_task(self.accept(s))
+        self._keep(self.accepting)
 
     def _keep(self, task: asyncio.Task[None]) -> None:
         """The loop holds its tasks weakly: a pump waiting on a socket that was reset would be collected."""
@@ -171,8 +173,10 @@ class _Proxy:
             up.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn = _Conn(client, up)
             self.conns.append(conn)
-            for task in (self.pump(conn, client, up, "c2s"), self.pump(conn, up, client, "s2c")):
-                self._keep(loop.create_task(task))
+            for coro in (self.pump(conn, client, up, "c2s"), self.pump(conn, up, client, "s2c")):
+                task = loop.create_task(coro)
+                conn.tasks.append(task)
+                self._keep(task)
 
     async def _held(self, conn: _Conn, direction: str) -> None:
         """Waits while this direction of ``conn`` must not be read."""
@@ -213,14 +217,36 @@ class _Proxy:
                 if rate:
                     await asyncio.sleep(len(data) / rate)
         except OSError:
-            for s in (src, dst):
-                _reset(s)
+            self.drop(conn)
 
     def cut(self) -> None:
         for conn in self.conns:
-            _reset(conn.client)
-            _reset(conn.up)
+            self.drop(conn)
         self.conns.clear()
+
+    def drop(self, conn: _Conn) -> None:
+        """Resets both sides of ``conn``. Its pumps are cancelled and the loop's readers for its sockets removed
+        first: a socket closed under a pending sock_recv stays registered in the loop's selector, and the next
+        socket given the same descriptor number would then fail to register (the new connection reset)."""
+        loop = asyncio.get_running_loop()
+        for task in conn.tasks:
+            task.cancel()
+        for sock in (conn.client, conn.up):
+            if sock.fileno() >= 0:
+                loop.remove_reader(sock.fileno())
+                loop.remove_writer(sock.fileno())
+            _reset(sock)
+
+    def refuse(self, seconds: float) -> None:
+        """Stops listening (connections are refused) for ``seconds``, then listens on the same port again."""
+        listener = self.listener
+        assert listener is not None
+        self.listener = None
+        asyncio.get_running_loop().remove_reader(listener.fileno())
+        if self.accepting is not None:
+            self.accepting.cancel()
+        listener.close()
+        asyncio.get_running_loop().call_later(seconds, self.listen)
 
     def live(self) -> list[_Conn]:
         return [c for c in self.conns if c.client.fileno() >= 0 and c.up.fileno() >= 0]
@@ -233,11 +259,7 @@ class _Conn:
         self.client, self.up = client, up
         self.blackhole = False
         self.stalled: set[str] = set()
-
-    def refuse(self, seconds: float) -> None:
-        assert self.listener is not None
-        self.listener.close()
-        asyncio.get_running_loop().call_later(seconds, self.listen)
+        self.tasks: list[asyncio.Task[None]] = []
 
 
 def _drain_now(s: socket.socket) -> bytes:
