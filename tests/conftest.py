@@ -112,6 +112,7 @@ TIERS: dict[str, str] = {
     "test_differential": "targets",
     "test_engine_diff": "targets",
     "test_amqp10_engine_props": "targets",
+    "test_amqp10_hostile": "targets",
     "test_engine_lifecycle": "targets",
     "test_java_checks": "targets",
     "test_java_hostile": "targets",

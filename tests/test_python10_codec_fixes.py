@@ -105,11 +105,12 @@ def test_a_junk_padded_megabyte_array_fails_before_building_elements(amqp10: Mod
     # a fixed-width array whose count and size disagree: refused before reading
     with pytest.raises(amqp10.DecodeError, match="elements of 4 octets"):
         amqp10.decode_value(b"\xf0\x00\x10\x00\x05\x00\x00\x10\x00\x70" + bytes(0x100000))
-    # a count no size bounds (elements of no octets) stops at MAX_EMPTY_ELEMENTS, documented in constants
-    over = amqp10.constants.MAX_EMPTY_ELEMENTS + 1
+    # a count no size bounds (elements of no octets) is paid from the decode's budget, EMPTY_PER_OCTET per input
+    # octet (documented in constants): 10 octets hold 160 nulls, not 161
+    per = amqp10.constants.EMPTY_PER_OCTET
     with pytest.raises(amqp10.DecodeError, match="no octets"):
-        amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + over.to_bytes(4, "big") + b"\x40")
-    assert len(amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (over - 1).to_bytes(4, "big") + b"\x40")) == over - 1
+        amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (10 * per + 1).to_bytes(4, "big") + b"\x40")
+    assert len(amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (10 * per).to_bytes(4, "big") + b"\x40")) == 10 * per
 
 
 # -- one depth limit, both ways ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..errors import Location, SpecError
 from . import wire
 from .model import Composite, Restricted, Spec
-from .refcodec import MAX_DEPTH, MAX_EMPTY_ELEMENTS  # every 1.0 codec's bounds: the corpus's limits
+from .refcodec import EMPTY_PER_OCTET, LIST0_COST, MAX_DEPTH  # every 1.0 codec's bounds: the corpus's limits
 
 FieldKind = Literal["primitive", "composite", "any"]
 
@@ -87,7 +87,8 @@ class Plan:
     body_sections: tuple[str, ...]
     definitions: tuple[tuple[str, str], ...]
     max_depth: int
-    max_empty_elements: int
+    empty_per_octet: int  # array elements of no octets one decode may build per octet of its input
+    list0_cost: int  # what one list0 element (a new list) costs of that budget
     frame_header_size: int
     frame_types: tuple[tuple[str, int], ...]
     protocol_ids: tuple[tuple[str, int], ...]
@@ -163,7 +164,8 @@ def _build(spec: Spec) -> Plan:
         body_sections=wire.BODY_SECTIONS,
         definitions=tuple((d.name, d.value) for d in spec.definitions),
         max_depth=MAX_DEPTH,
-        max_empty_elements=MAX_EMPTY_ELEMENTS,
+        empty_per_octet=EMPTY_PER_OCTET,
+        list0_cost=LIST0_COST,
         frame_header_size=wire.FRAME_HEADER_SIZE,
         frame_types=(("amqp", wire.FRAME_TYPE_AMQP), ("sasl", wire.FRAME_TYPE_SASL)),
         protocol_ids=(("amqp", wire.PROTOCOL_ID_AMQP), ("tls", wire.PROTOCOL_ID_TLS), ("sasl", wire.PROTOCOL_ID_SASL)),
