@@ -122,6 +122,7 @@ class PyField:
     accepts: str  # composite fields: the tuple of classes
     type: str  # the spec's type name
     keys: str  # a map with restricted keys: the tuple of the key types' writers; "" for any key
+    values: str  # and its values' rule (plan.VALUE_RULES), a Python literal: '"simple"', '"described"' or '""'
     provided: str  # a "*" field requiring an archetype: "(classes), (types)" of the providers; "" otherwise
     requires: str  # what it requires ("message-id")
     checked: bool = False  # its reader may give _WRONG (a declared type or archetype): _read notes it in ``wrong``
@@ -146,6 +147,7 @@ class PyDescribed:
     wrong: bool  # a field may read as _WRONG: _read keeps a ``wrong`` flag (one test then, not one per field)
     keys: str = ""  # map sections: the tuple of the key types' writers
     keys_section: str = ""
+    values: str = '""'  # map sections: the values' rule (plan.VALUE_RULES), a Python literal
 
 
 def _union(names: list[str]) -> str:
@@ -212,7 +214,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
         return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
                        f.mandatory, default, f.default is not None, accepts, f.type, keys_of(f.key_types),
-                       provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)),
+                       repr(f.value_rule), provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)),
                        f.kind == "primitive" and not f.multiple)
 
     out: list[PyDescribed] = []
@@ -226,7 +228,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         out.append(PyDescribed(d.name, cls_of[d.name], d.kind, d.code, d.symbol, d.part, d.provides, frame_type, fields,
                                d.source, value_ann, " = ".join([f"v{f.index}" for f in fields] + ["None"]),
                                " or ".join(checks + ["wrong"] * wrong), wrong,
-                               keys_of(d.key_types), _key_section(spec, d.name)))
+                               keys_of(d.key_types), _key_section(spec, d.name), repr(d.value_rule)))
     archetypes = [(naming.type("any", a), _union([provider_type(t) for t in ts]), a, ts) for a, ts in plan.archetypes]
     clash = {a for a, *_ in archetypes} & set(cls_of.values())
     if clash:
