@@ -14,6 +14,7 @@ from ..errors import AmqgenError
 from . import refcodec as ref
 from . import wire
 from .model import Composite, Restricted, Spec
+from .plan import VALUE_RULES
 from .refcodec import Array, Described, Typed
 
 ERROR_KINDS: dict[str, str] = {
@@ -171,6 +172,9 @@ def _sample(c: ref.Composites, spec: Spec, ftype: str, multiple: bool, requires:
         if t.choices:
             x = t.choices[-1].value
             return Array(t.primitive, (x, t.choices[0].value)) if multiple else Typed(t.primitive, x)
+        if VALUE_RULES.get(t.name, ("",))[0] == "described":  # a filter-set: a filter, as a selector (3.5.8)
+            selector = Described(Typed("symbol", "apache.org:selector-filter:string"), Typed("string", "a = 1"))
+            return Typed("map", ((Typed("symbol", "x-opt-k"), selector),))
         ftype = t.primitive
     if ftype == "map":
         return Typed("map", ((Typed("symbol", "x-opt-k"), Typed("string", "v")),))
