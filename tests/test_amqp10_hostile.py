@@ -204,3 +204,143 @@ def test_values_built_are_bounded_by_the_octets_read(amqp10: ModuleType, data: b
     # an empty list and a list slot: about 64 octets for each of the 2 list0 elements an octet may pay for, or 8
     # for each of 16 shared ones; the rest is the decoder's own small change
     assert peak <= 200 * n + 32 * 1024, (peak, n)
+
+
+# -- the engine: frames built by the reference codec (written apart from the target) ---------------------------
+@pytest.fixture(scope="module")
+def refc() -> ref.Composites:
+    from pytarget import SPEC_10
+
+    from amqgen.amqp10.loader import load_spec
+
+    return ref.Composites(load_spec(SPEC_10))
+
+
+def T(t: str, v: Any) -> ref.Typed:  # noqa: N802 - a typed value, as the reference codec holds it
+    return ref.Typed(t, v)
+
+
+def ref_frame(refc: ref.Composites, name: str, values: dict[str, Any], channel: int = 0) -> bytes:
+    ftype = 1 if name.startswith("sasl-") else 0
+    return ref.encode_frame(ftype, channel, refc.encode(name, values))
+
+
+def names_of(events: list[Any]) -> list[str]:
+    return [type(e).__name__ for e in events]
+
+
+def test_an_empty_sasl_frame_is_a_framing_error_in_both_roles(eng: ModuleType) -> None:
+    # before: AttributeError: 'NoneType' object has no attribute 'NAME', out of receive_data
+    empty_sasl = frame(b"", ftype=1)
+    assert empty_sasl == b"\x00\x00\x00\x08\x02\x01\x00\x00"
+    server = eng.Engine(client=False)
+    server.receive_data(SASL_HEADER + empty_sasl)
+    client = eng.Engine(client=True, sasl=("ANONYMOUS",))
+    client.receive_data(SASL_HEADER + empty_sasl)
+    for e in (server, client):
+        events = list(iter(e.next_event, None))
+        assert names_of(events) == ["ProtocolViolation"], events
+        assert events[0].condition == "amqp:connection:framing-error" and "SASL" in events[0].description
+        assert e.closed and e.remote_closed
+
+
+def sasl_then_open(refc: ref.Composites) -> bytes:
+    """What a client writes at once: SASL header, sasl-init (PLAIN), AMQP header, open."""
+    init = ref_frame(refc, "sasl-init", {"mechanism": T("symbol", "PLAIN"),
+                                         "initial-response": T("binary", b"\0alice\0secret")})
+    open_ = ref_frame(refc, "open", {"container-id": T("string", "split-client"), "max-frame-size": T("uint", 4096)})
+    begin = ref_frame(refc, "begin", {"next-outgoing-id": T("uint", 0), "incoming-window": T("uint", 100),
+                                      "outgoing-window": T("uint", 100)}, channel=3)
+    return SASL_HEADER + init + AMQP_HEADER + open_ + begin
+
+
+def serve(eng: ModuleType, chunks: list[bytes]) -> tuple[list[str], bytes, list[Any]]:
+    server = eng.Engine(client=False, authenticate=lambda m, r: "alice" if r == b"\0alice\0secret" else None)
+    events: list[Any] = []
+    for c in chunks:
+        server.receive_data(c)
+        events += list(iter(server.next_event, None))
+    return names_of(events), server.data_to_send(), events
+
+
+def test_the_server_reads_the_same_however_the_octets_are_segmented(eng: ModuleType, refc: ref.Composites) -> None:
+    # before: in one receive_data, "a protocol header after a frame" (framing error); one octet at a time, fine
+    data = sasl_then_open(refc)
+    whole = serve(eng, [data])
+    assert whole[0] == ["Authenticated", "ConnectionOpened", "SessionBegun"], whole[2]
+    assert whole[2][0].code == 0 and whole[2][0].identity == "alice"
+    assert whole[2][1].container_id == "split-client" and whole[2][2].answered is False
+    assert serve(eng, [data[i:i + 1] for i in range(len(data))])[:2] == whole[:2]
+    for k in range(1, len(data)):  # every split point
+        assert serve(eng, [data[:k], data[k:]])[:2] == whole[:2], k
+
+
+def test_a_link_name_attached_twice_by_the_peer_is_refused(eng: ModuleType, refc: ref.Composites) -> None:
+    # before: the second attach was taken as a second link (2.6.1: a name is unique per role on a session);
+    # Proton closes the connection with amqp:invalid-field (test_amqp10_proton_container.py checks Proton does)
+    server = eng.Engine(client=False, mechanisms=())
+    opened = AMQP_HEADER + ref_frame(refc, "open", {"container-id": T("string", "c")}) + ref_frame(
+        refc, "begin", {"next-outgoing-id": T("uint", 0), "incoming-window": T("uint", 100),
+                        "outgoing-window": T("uint", 100)})
+    server.receive_data(opened)
+    assert names_of(list(iter(server.next_event, None))) == ["ConnectionOpened", "SessionBegun"]
+    server.open()
+    server.begin(answer=0)
+
+    def attach(handle: int, role: bool) -> bytes:
+        return ref_frame(refc, "attach", {"name": T("string", "dup"), "handle": T("uint", handle),
+                                          "role": T("boolean", role), "target": ref.Described(
+                                              T("ulong", 0x29), T("list", (T("string", "q"),))),
+                                          "initial-delivery-count": T("uint", 0)})
+
+    server.receive_data(attach(0, False))
+    events = list(iter(server.next_event, None))
+    assert names_of(events) == ["LinkAttached"]
+    server.attach(0, "dup", True, None, "q", answer=events[0].handle)
+    server.receive_data(attach(5, True))  # the same name, the other role: another link (2.6.1)
+    assert names_of(list(iter(server.next_event, None))) == ["LinkAttached"]
+    server.data_to_send()
+    server.receive_data(attach(7, False))  # the same name and role again
+    events = list(iter(server.next_event, None))
+    assert names_of(events) == ["ProtocolViolation"], events
+    assert events[0].condition == "amqp:invalid-field" and "dup" in events[0].description
+    assert b"amqp:invalid-field" in server.data_to_send()
+    # and locally: attaching a name this end has attached in that role is refused before anything is written
+    client = eng.Engine(client=True, sasl=None)
+    client.receive_data(AMQP_HEADER + ref_frame(refc, "open", {"container-id": T("string", "s")}))
+    client.open()
+    ch = client.begin()
+    client.attach(ch, "mine", eng.SENDER, None, "q")
+    client.attach(ch, "mine", eng.RECEIVER, "q", None)
+    with pytest.raises(eng.LocalProtocolError, match="2.6.1"):
+        client.attach(ch, "mine", eng.SENDER, None, "q2")
+
+
+def test_credit_granted_before_the_senders_attach_is_kept(eng: ModuleType, refc: ref.Composites) -> None:
+    # before: the sender's attach reset the limit: its first transfer was refused as transfer-limit-exceeded
+    client = eng.Engine(client=True, sasl=None)
+    client.receive_data(AMQP_HEADER + ref_frame(refc, "open", {"container-id": T("string", "s")}))
+    client.open()
+    ch = client.begin()
+    client.receive_data(ref_frame(refc, "begin", {"remote-channel": T("ushort", ch), "next-outgoing-id": T("uint", 0),
+                                                  "incoming-window": T("uint", 100),
+                                                  "outgoing-window": T("uint", 100)}))
+    h = client.attach(ch, "early", eng.RECEIVER, "q", None)
+    client.flow(ch, h, 3)  # granted before the sender's attach comes back, as Proton does
+    written = [f for f in ref.read_frames(client.data_to_send()) if isinstance(f, ref.Frame) and f.body]
+    flow = refc.decode(written[-1].body)
+    assert flow[0].name == "flow" and flow[1]["link-credit"] == T("uint", 3)
+    assert flow[1]["delivery-count"] is None  # unknown before the attach: the sender counts from its own (2.7.4)
+    list(iter(client.next_event, None))
+    client.receive_data(ref_frame(refc, "attach", {
+        "name": T("string", "early"), "handle": T("uint", 9), "role": T("boolean", False),
+        "source": ref.Described(T("ulong", 0x28), T("list", (T("string", "q"),))),
+        "initial-delivery-count": T("uint", 7)}))
+    for i in range(3):
+        client.receive_data(ref.encode_frame(0, 0, refc.encode("transfer", {
+            "handle": T("uint", 9), "delivery-id": T("uint", i), "delivery-tag": T("binary", b"t%d" % i),
+            "settled": T("boolean", True)}) + b"\x00\x53\x75\xa0\x01x"))
+    events = list(iter(client.next_event, None))
+    assert names_of(events) == ["LinkAttached", "Delivered", "Delivered", "Delivered"], events
+    link = client._sessions[ch].links[h]
+    assert (link.delivery_count, link.credit) == (10, 0)
