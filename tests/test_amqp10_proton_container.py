@@ -391,7 +391,7 @@ def test_our_client_against_a_proton_server_idle_and_close_with_error(amqp10: Mo
     assert server.frames_in >= 2.5 / 0.4, server.frames_in  # our empty frames, at least one per 0.4 s
 
     server = ProtonServer(close_with=("amqp:connection:forced", "h4 proton says bye"))
-    with pytest.raises(client.ConnectionError) as raised, client.Connection(f"amqp://{server.url}",
+    with pytest.raises(client.ConnectionClosedError) as raised, client.Connection(f"amqp://{server.url}",
                                                                          timeout=10) as conn:
         conn.sender("h4-forced")
         conn.sender("h4-forced-2")  # the close arrives while this waits
@@ -427,7 +427,7 @@ def test_our_asyncio_client_against_a_proton_server_idle_both_ways(amqp10: Modul
     async def silent_peer(server: ProtonServer) -> Any:
         conn = await aio.connect(f"amqp://{server.url}", timeout=10, idle_timeout=0.5)
         receiver = await conn.receiver("h3-aio-silent", credit=5)
-        with pytest.raises(aio.ConnectionError) as raised:
+        with pytest.raises(aio.ConnectionLostError) as raised:
             await receiver.receive(timeout=10)
         await conn.close()
         return raised.value
@@ -448,7 +448,7 @@ def test_our_blocking_client_closes_on_a_silent_proton_server(amqp10: ModuleType
     server = ProtonServer(silent=(1.5, 2.0))
     with client.Connection(f"amqp://{server.url}", timeout=10, idle_timeout=0.5) as conn:
         receiver = conn.receiver("h3-silent", credit=5)
-        with pytest.raises(client.ConnectionError) as raised:
+        with pytest.raises(client.ConnectionLostError) as raised:
             receiver.receive(timeout=10)
     server.join()
     assert raised.value.condition == "amqp:resource-limit-exceeded" and "no frame from the peer" in str(raised.value)

@@ -12,6 +12,7 @@ What is checked here, beside the generated package's own corpus tests:
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import random
@@ -95,7 +96,7 @@ def test_mypy_ruff_and_black_are_clean(rendered: Path, tmp_path: Path) -> None:
                           check=False, capture_output=True, text=True, env={"MYPYPATH": str(rendered), "PATH": str(VENV_BIN)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = re.search(r"Success: no issues found in (\d+) source files", proc.stdout)
-    assert found and int(found.group(1)) == 14, proc.stdout  # 8 codec modules, engine, client, aio, 3 test files
+    assert found and int(found.group(1)) == 15, proc.stdout  # 8 codec modules, engine, client_core, client, aio, 3 tests
     proc = subprocess.run([str(VENV_BIN / "ruff"), "check", "--isolated", "--no-cache", str(rendered / "amqp10t")],
                           check=False, capture_output=True, text=True)
     assert proc.returncode == 0 and "All checks passed" in proc.stdout, proc.stdout + proc.stderr
@@ -377,6 +378,11 @@ def _field_values(cls: Any) -> Any:
             one = _SCALARS[prim]
         elif prim == "any" and mandatory:  # the spec's mandatory `*` fields are txn-ids: binary
             one = st.binary(min_size=1, max_size=16)
+        elif prim == "map" and name == "filter_":  # a filter-set: null or described values (3.5.8)
+            t = importlib.import_module(cls.__module__.rsplit(".", 1)[0] + ".types")
+            one = st.dictionaries(st.text(alphabet="abcdef", min_size=1, max_size=5).map(lambda s: "x-" + s),
+                                  st.one_of(st.none(), st.text(max_size=5).map(
+                                      lambda v, t=t: t.Described(t.Symbol("x-sel"), v))), max_size=3)
         elif prim == "map":
             one = st.dictionaries(st.text(alphabet="abcdef", min_size=1, max_size=5).map(lambda s: "x-" + s),
                                   st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=5)), max_size=3)
@@ -397,8 +403,9 @@ def _proton_field(prim: str, multiple: bool, v: Any) -> Any:
         if len(v) == 1:
             return wrap(v[0])
         return proton.Array(proton.UNDESCRIBED, PROTON_TYPE[prim], *(wrap(x) for x in v))
-    if prim == "map":
-        return {proton.symbol(k): x for k, x in v.items()}
+    if prim == "map":  # a filter's described value: Proton's Described, its symbol descriptor
+        return {proton.symbol(k): proton.Described(proton.symbol(x.descriptor), x.value)
+                if hasattr(x, "descriptor") else x for k, x in v.items()}
     if prim in ("decimal32", "decimal64"):
         return getattr(proton, prim)(int.from_bytes(v, "big"))
     return _PROTON_OF.get(prim, lambda x: x)(v)
