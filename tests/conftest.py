@@ -132,6 +132,7 @@ TIERS: dict[str, str] = {
     "test_c_interop": "peers",
     "test_c_server": "peers",
     "test_fault_matrix": "peers",
+    "test_fault_matrix10": "peers",
     "test_java_broker": "peers",
     "test_java_engine": "peers",
     "test_java_interop": "peers",
@@ -187,7 +188,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # test ids only, so the two tables are written out here and each collection checks them against the markers and
 # fixtures (as TIERS: a module missing from them stops the collection).
 BROKER_GROUP = {
-    "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_java_broker",
+    "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_fault_matrix10",
+    "test_java_broker",
     "test_java_engine", "test_overlay", "test_python10_broker", "test_python_broker", "test_python_client",
     "test_python_engine", "test_readme", "test_traffic", "test_traffic_index", "test_traffic_output",
     "test_traffic_sequence", "test_traffic_spark",
