@@ -122,6 +122,7 @@ TIERS: dict[str, str] = {
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
     "test_amqp10_clients": "peers",
     "test_amqp10_engine": "peers",
+    "test_amqp10_listener": "peers",
     "test_amqp10_payload_view": "peers",
     "test_amqp10_proton_container": "peers",
     "test_amqp10_refcodec": "peers",
