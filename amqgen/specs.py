@@ -32,7 +32,7 @@ BUNDLED = {
     "0-9-1-rabbit": "amqp0-9-1.extended.xml",  # RabbitMQ's: 0-9-1 plus confirm, exchange.bind, basic.nack...
 }
 #: Overlays shipped with amqgen (``--overlay NAME``): name -> file under spec/.
-BUNDLED_OVERLAYS = {"rabbitmq": "overlays/rabbitmq.xml"}
+BUNDLED_OVERLAYS = {"rabbitmq": "overlays/rabbitmq.xml", "rabbitmq-blocked": "overlays/rabbitmq-blocked.xml"}
 
 #: Debian's amqp-specs: name -> file under /usr/share/amqp/specs/ (overridable for tests).
 DEBIAN_SPECS = {

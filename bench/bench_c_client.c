@@ -1,16 +1,20 @@
 /* The generated C client (client/ag_client.h) against librabbitmq 0.11 (-DBENCH_LIBRABBITMQ) on the same work,
- * against RabbitMQ: an exclusive queue on channel 1, confirm.select, COUNT publishes of 128 octets in batches
- * of 1,000 each followed by waiting for its confirms, then basic.qos 100 and a consumer acking each of the COUNT
- * deliveries (every body compared). Prints per phase the process's user and system CPU (getrusage) and the
- * wall time, in microseconds: "publish USER SYS WALL" and "consume USER SYS WALL". Connecting and closing are
- * outside the phases and outside bench_phases, the function callgrind counts (--toggle-collect).
- * Usage: bench_c_client host port queue count. Run by bench/bench_c_client.py. */
+ * against RabbitMQ, with a real heartbeat (issue 41): an exclusive queue on channel 1, confirm.select, then three
+ * phases, each timed (the process's user and system CPU from getrusage, and the wall time) and, under callgrind,
+ * counted (instructions, CALLGRIND_ZERO_STATS / CALLGRIND_DUMP_STATS_AT around it):
+ *   awaited    AWAITED publishes of 128 octets, each one's confirm awaited before the next;
+ *   pipelined  COUNT publishes in batches of 1,000, each batch's confirms awaited;
+ *   consume    basic.qos 100 and a consumer acking each of the AWAITED + COUNT deliveries (every body compared).
+ * Prints "PHASE USER SYS WALL MESSAGES" per phase (microseconds). Connecting and closing are outside the phases.
+ * Usage: bench_c_client host port queue count awaited heartbeat. Run by bench/bench_c_client.py. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+
+#include <valgrind/callgrind.h>
 
 #ifdef BENCH_LIBRABBITMQ
 #include <amqp.h>
@@ -43,8 +47,19 @@ static void sample(sample_t *s) {
   s->wall = ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
 }
 
-static void report(const char *phase, const sample_t *a, const sample_t *b) {
-  printf("%s %ld %ld %ld\n", phase, b->user - a->user, b->sys - a->sys, b->wall - a->wall);
+static sample_t started;
+
+static void begin(void) {
+  CALLGRIND_ZERO_STATS;
+  sample(&started);
+}
+
+static void done(const char *phase, unsigned messages) {
+  sample_t now;
+  sample(&now);
+  CALLGRIND_DUMP_STATS_AT(phase);
+  printf("%s %ld %ld %ld %u\n", phase, now.user - started.user, now.sys - started.sys, now.wall - started.wall,
+         messages);
 }
 
 static void check_body(const void *p, size_t len) {
@@ -54,18 +69,19 @@ static void check_body(const void *p, size_t len) {
 
 #ifdef BENCH_LIBRABBITMQ
 static amqp_connection_state_t conn;
+static uint64_t acked;
 
 static void rpc_ok(const char *what) {
   if (amqp_get_rpc_reply(conn).reply_type != AMQP_RESPONSE_NORMAL)
     fail(what);
 }
 
-static void connect_to(const char *host, int port, const char *queue) {
+static void connect_to(const char *host, int port, const char *queue, int heartbeat) {
   conn = amqp_new_connection();
   amqp_socket_t *s = amqp_tcp_socket_new(conn);
   if (s == NULL || amqp_socket_open(s, host, port) != AMQP_STATUS_OK)
     fail("connect");
-  if (amqp_login(conn, "/", 0, 131072, 0, AMQP_SASL_METHOD_PLAIN, "guest", "guest").reply_type !=
+  if (amqp_login(conn, "/", 0, 131072, heartbeat, AMQP_SASL_METHOD_PLAIN, "guest", "guest").reply_type !=
       AMQP_RESPONSE_NORMAL)
     fail("login");
   amqp_channel_open(conn, 1);
@@ -76,37 +92,49 @@ static void connect_to(const char *host, int port, const char *queue) {
   rpc_ok("confirm.select");
 }
 
-/* reads frames until every publish up to last is acked */
-static void wait_confirms(uint64_t *acked, uint64_t last) {
-  while (*acked < last) {
+/* reads frames until every publish up to last is acked (librabbitmq keeps the heartbeats while it waits) */
+static void wait_confirms(uint64_t last) {
+  while (acked < last) {
     amqp_frame_t f;
     if (amqp_simple_wait_frame(conn, &f) != AMQP_STATUS_OK)
       fail("wait frame");
     if (f.frame_type != AMQP_FRAME_METHOD || f.payload.method.id != AMQP_BASIC_ACK_METHOD)
       fail("wanted basic.ack");
     amqp_basic_ack_t *a = f.payload.method.decoded;
-    *acked = a->multiple ? a->delivery_tag : *acked + 1;
+    acked = a->multiple ? a->delivery_tag : acked + 1;
   }
   amqp_maybe_release_buffers(conn);
 }
 
-__attribute__((noinline)) static void bench_phases(const char *queue, unsigned count) {
-  sample_t a, b, c;
-  amqp_bytes_t q = amqp_cstring_bytes(queue), payload = {SIZE, body};
-  uint64_t acked = 0;
-  sample(&a);
-  for (unsigned i = 1; i <= count; i++) {
-    if (amqp_basic_publish(conn, 1, amqp_empty_bytes, q, 0, 0, NULL, payload) != AMQP_STATUS_OK)
-      fail("publish");
-    if (i % BATCH == 0 || i == count)
-      wait_confirms(&acked, i);
+static void publish(amqp_bytes_t q) {
+  amqp_bytes_t payload = {SIZE, body};
+  if (amqp_basic_publish(conn, 1, amqp_empty_bytes, q, 0, 0, NULL, payload) != AMQP_STATUS_OK)
+    fail("publish");
+}
+
+__attribute__((noinline)) static void bench_phases(const char *queue, unsigned count, unsigned awaited) {
+  amqp_bytes_t q = amqp_cstring_bytes(queue);
+  uint64_t sent = 0;
+  begin();
+  for (unsigned i = 0; i < awaited; i++) {
+    publish(q);
+    wait_confirms(++sent);
   }
-  sample(&b);
+  done("awaited", awaited);
+  begin();
+  for (unsigned i = 1; i <= count; i++) {
+    publish(q);
+    sent++;
+    if (i % BATCH == 0 || i == count)
+      wait_confirms(sent);
+  }
+  done("pipelined", count);
+  begin();
   amqp_basic_qos(conn, 1, 0, 100, 0);
   rpc_ok("basic.qos");
   amqp_basic_consume(conn, 1, q, amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
   rpc_ok("basic.consume");
-  for (unsigned i = 0; i < count; i++) {
+  for (unsigned i = 0; i < count + awaited; i++) {
     amqp_envelope_t env;
     amqp_maybe_release_buffers(conn);
     if (amqp_consume_message(conn, &env, NULL, 0).reply_type != AMQP_RESPONSE_NORMAL)
@@ -116,9 +144,7 @@ __attribute__((noinline)) static void bench_phases(const char *queue, unsigned c
       fail("ack");
     amqp_destroy_envelope(&env);
   }
-  sample(&c);
-  report("publish", &a, &b);
-  report("consume", &b, &c);
+  done("consume", count + awaited);
 }
 
 static void close_all(void) {
@@ -129,8 +155,8 @@ static void close_all(void) {
 #else
 static ag_client_t client; /* the client holds its buffers (over 1 MiB): static, not on the stack */
 
-static void connect_to(const char *host, int port, const char *queue) {
-  if (ag_client_open(&client, host, port, "PLAIN", "guest", "guest", "/", 0) != AG_OK)
+static void connect_to(const char *host, int port, const char *queue, int heartbeat) {
+  if (ag_client_open(&client, host, port, "PLAIN", "guest", "guest", "/", (uint16_t)heartbeat) != AG_OK)
     fail("connect");
   ag_queue_declare_t qd;
   memset(&qd, 0, sizeof qd);
@@ -143,17 +169,23 @@ static void connect_to(const char *host, int port, const char *queue) {
     fail("queue.declare, confirm.select");
 }
 
-__attribute__((noinline)) static void bench_phases(const char *queue, unsigned count) {
-  sample_t a, b, c;
+__attribute__((noinline)) static void bench_phases(const char *queue, unsigned count, unsigned awaited) {
   ag_bytes_t q = ag_cstring(queue), payload = {body, SIZE};
-  sample(&a);
+  begin();
+  for (unsigned i = 0; i < awaited; i++)
+    if (ag_client_publish(&client, 1, AG_LIT(""), q, NULL, payload, NULL) != AG_OK ||
+        ag_client_wait_confirms(&client, 1) != AG_OK)
+      fail("awaited publish");
+  done("awaited", awaited);
+  begin();
   for (unsigned i = 1; i <= count; i++) {
     if (ag_client_publish(&client, 1, AG_LIT(""), q, NULL, payload, NULL) != AG_OK)
       fail("publish");
     if ((i % BATCH == 0 || i == count) && ag_client_wait_confirms(&client, 1) != AG_OK)
       fail("confirms");
   }
-  sample(&b);
+  done("pipelined", count);
+  begin();
   ag_basic_qos_t qos;
   memset(&qos, 0, sizeof qos);
   qos.prefetch_count = 100;
@@ -165,7 +197,7 @@ __attribute__((noinline)) static void bench_phases(const char *queue, unsigned c
     fail("basic.qos, basic.consume");
   ag_basic_ack_t ack;
   memset(&ack, 0, sizeof ack);
-  for (unsigned i = 0; i < count; i++) {
+  for (unsigned i = 0; i < count + awaited; i++) {
     ag_event_t ev;
     if (ag_client_next(&client, &ev, 10000) != AG_EV_MESSAGE)
       fail("consume");
@@ -174,9 +206,7 @@ __attribute__((noinline)) static void bench_phases(const char *queue, unsigned c
     if (ag_client_basic_ack(&client, 1, &ack, NULL) != AG_OK)
       fail("ack");
   }
-  sample(&c);
-  report("publish", &a, &b);
-  report("consume", &b, &c);
+  done("consume", count + awaited);
 }
 
 static void close_all(void) {
@@ -186,12 +216,12 @@ static void close_all(void) {
 #endif
 
 int main(int argc, char **argv) {
-  if (argc != 5)
+  if (argc != 7)
     return 3;
   for (int i = 0; i < SIZE; i++)
     body[i] = (uint8_t)i;
-  connect_to(argv[1], atoi(argv[2]), argv[3]);
-  bench_phases(argv[3], (unsigned)atoi(argv[4]));
+  connect_to(argv[1], atoi(argv[2]), argv[3], atoi(argv[6]));
+  bench_phases(argv[3], (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]));
   close_all();
   return 0;
 }

@@ -149,6 +149,7 @@ TIERS: dict[str, str] = {
     "test_python_interop": "peers",
     "test_python_target": "peers",
     "test_readme": "peers",
+    "test_recovery_soak": "peers",
     "test_vectors": "peers",
     # Spark, tshark, captures
     "test_bench_traffic": "traffic",
@@ -192,7 +193,7 @@ BROKER_GROUP = {
     "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_fault_matrix10",
     "test_java_broker",
     "test_java_engine", "test_overlay", "test_python10_broker", "test_python_broker", "test_python_client",
-    "test_python_engine", "test_readme", "test_traffic", "test_traffic_index", "test_traffic_output",
+    "test_python_engine", "test_readme", "test_recovery_soak", "test_traffic", "test_traffic_index", "test_traffic_output",
     "test_traffic_sequence", "test_traffic_spark",
 }
 JAVA_GROUP = {

@@ -16,6 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytarget import ROOT, SPEC_091, SPEC_091_EXT
 
@@ -38,18 +39,33 @@ class Case:
     spec_arg: str | None  # what --spec gets (None: the bundled default)
     path: Path
     package: str
+    overlays: tuple[str, ...] = ()  # bundled overlays' names, given to render as --overlay
 
 
 def cases() -> list[Case]:
     out = [
         Case("bundled-0-9", None, ROOT / "spec" / "amqp0-9.xml", "gen.bundled09"),
-        Case("bundled-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), RABBIT_PACKAGE),
+        # with RabbitMQ's connection.blocked and unblocked, which its extended XML predates (the client's notices)
+        Case("bundled-0-9-1-extended", SPEC_091_EXT, Path(SPEC_091_EXT), RABBIT_PACKAGE, ("rabbitmq-blocked",)),
         Case("bundled-0-9-1", SPEC_091, Path(SPEC_091), "gen.bundled091"),
     ]
     for name in ("0-8", "0-8-qpid", "0-9", "0-9-qpid", "0-9-1", "0-9-1-qpid", "0-9-1-rabbit"):
         out.append(Case(f"debian-{name}", f"amqp-specs:{name}", debian_root() / DEBIAN_SPECS[name],
                         "gen.debian" + name.replace("-", "")))
     return out
+
+
+def spec_of(case: Case) -> Any:
+    """The model a case renders: its spec with its overlays."""
+    from amqgen.amqp0.lower import load_spec
+    from amqgen.specs import resolve_overlay
+
+    return load_spec(case.path, overlays=[resolve_overlay(o) for o in case.overlays])
+
+
+def rabbit_spec() -> Any:
+    """The model of the package the hand-written programs import (amqgen.rabbit)."""
+    return spec_of(next(c for c in cases() if c.package == RABBIT_PACKAGE))
 
 
 def tool(name: str, package: str) -> str:
@@ -75,6 +91,8 @@ def render(case: Case, out: Path, *, tests: bool = True) -> subprocess.Completed
            f"package={case.package}"]
     if case.spec_arg is not None:
         cmd += ["--spec", case.spec_arg]
+    for overlay in case.overlays:
+        cmd += ["--overlay", overlay]
     if tests:
         cmd += ["--option", "tests=1"]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)

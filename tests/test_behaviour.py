@@ -234,3 +234,16 @@ def test_inspect_json_carries_the_productions_and_the_plan() -> None:
     get = next(x for x in doc["behaviour"]["methods"] if x["method"] == "basic.get")
     assert get["replies"] == ["basic.get-ok", "basic.get-empty"] and get["key"] == 60 << 16 | 70
     assert doc["behaviour"]["recovery"]["declarations"][1]["named_by"] == ["queue.declare-ok", "queue"]
+
+
+def test_the_capabilities_a_client_advertises() -> None:
+    """RabbitMQ's client capabilities where the spec has what each needs (issue 41: without
+    authentication_failure_close a refused login is a bare socket close, not 403): the extended spec lacks
+    connection.blocked/unblocked (tests/data/librabbitmq-extras.xml adds them, and with them the capability); the
+    0-9-1 text has no confirms, nacks, exchange bindings or server-sent cancel; 0-9 neither."""
+    ext = ("publisher_confirms", "exchange_exchange_bindings", "basic.nack", "consumer_cancel_notify")
+    assert behaviour_plan(load(SPEC_091_EXT)).capabilities == (*ext, "authentication_failure_close")
+    extras = load_spec(SPEC_091_EXT, overlays=[ROOT / "tests" / "data" / "librabbitmq-extras.xml"])
+    assert behaviour_plan(extras).capabilities == (*ext, "connection.blocked", "authentication_failure_close")
+    assert behaviour_plan(load(SPEC_091)).capabilities == ("authentication_failure_close",)
+    assert behaviour_plan(load(str(resolve("0-9")))).capabilities == ("authentication_failure_close",)

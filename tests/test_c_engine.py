@@ -6,7 +6,8 @@ commit, a server-sent basic.cancel, local misuse refused with nothing written, a
 engine's heartbeats, clean close and the EOF after it, then a forced close by rabbitmqctl on a second connection).
 The blocking client on it (client/<prefix>_client.h) runs the issue's exercise (examples/c_client/main.c, at
 most 63 code lines), an AMQPLAIN / confirms / get / wrong-password run (tests/c/client_run.c), and a confirming
-channel's end over hand-built server frames (tests/c/client_ends.c); OpenSSL as its transport
+channel's end over hand-built server frames (tests/c/client_ends.c), the client under faults (tests/c/client_faults.c,
+issue 41: a black-holed link, a refused login, the server's close, a 16 MiB message); OpenSSL as its transport
 (examples/c_client/tls.c) through a TLS-terminating forwarder; the exercise again, built by CMake against the
 rendered CMakeLists.txt's client library. Built with warnings as errors, ASan and UBSan.
 Without a broker it FAILS (never skips).
@@ -250,3 +251,73 @@ def test_the_tls_example_through_a_tls_forwarder(tree: Path, objects: list[str],
     finally:
         elsewhere.close()
     assert len(fwd.seen) == 1 and elsewhere.seen == []  # no AMQP through either
+
+
+# -- the client under faults (issue 41): tests/c/client_faults.c, on the calls the client had before the fixes --
+@pytest.fixture(scope="module")
+def client_faults(tree: Path, objects: list[str]) -> Path:
+    return link(tree, objects, cbuild.C_DIR / "client_faults.c", "client_faults")
+
+
+def test_the_client_ends_lost_within_two_heartbeats_on_a_black_hole(client_faults: Path) -> None:
+    """Defect 15: heartbeat 1 s through a proxy that black-holes both ways: queue.declare ends with
+    AG_CLIENT_LOST within 2 intervals + 1 s (+ 0.5 s slack), client_next after it at once, client_close AG_OK (the
+    old client handed the peer-silent event to on_event and waited its whole timeout: 8 s here, AG_CLIENT_TIMEOUT)."""
+    from faults.proxy import FaultProxy
+
+    with FaultProxy(int(PORT), HOST) as proxy:
+        proc = subprocess.Popen([str(client_faults), "silent", "127.0.0.1", str(proxy.port)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdin is not None
+        ready = proc.stdout.readline()
+        assert ready == "READY\n", ready + (proc.stderr.read() if proc.stderr else "")
+        proxy.blackhole()
+        out, err = proc.communicate("go\n", timeout=60)
+    assert proc.returncode == 0 and out.startswith("OK lost"), (out + err)[-4000:]
+
+
+def test_a_refused_login_is_403_and_leaves_nothing_open(client_faults: Path) -> None:
+    """Defects 16, 17, 19: a wrong password is AG_CLIENT_CLOSED with the broker's 403 (the client advertises
+    authentication_failure_close; before, RabbitMQ dropped the socket: reply code 0), the failed open leaves no
+    file descriptor (it kept its socket), status_name knows the client's statuses (was "unknown"), and a later
+    client_close is AG_OK (was -14, misuse)."""
+    proc = run(str(client_faults), "refused", HOST, PORT)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK refused"), (proc.stdout + proc.stderr)[-4000:]
+
+
+def test_the_servers_close_is_a_status_and_close_returns_ok(client_faults: Path) -> None:
+    """Defect 19: rabbitmqctl closes the connection (320): client_next returns AG_CLIENT_CLOSED with 320 (was a
+    positive event type from client_next but a negative status from calls), a later call the same, and
+    client_close AG_OK (was -14)."""
+    proc = subprocess.Popen([str(client_faults), "closed", HOST, PORT], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    ready = proc.stdout.readline()
+    assert ready.startswith("READY "), ready
+    close_connection(int(ready.split()[1]))
+    out, err = proc.communicate("go\n", timeout=60)
+    assert proc.returncode == 0 and out.startswith("OK closed"), (out + err)[-4000:]
+
+
+def test_a_16_mib_message_both_ways(client_faults: Path) -> None:
+    """Defect 18: a 16 MiB message published (written from the caller's memory in frame_max parts) and consumed
+    (into a heap buffer up to max_message, freed once handed out), its body compared; the old client refused the
+    publish with AG_ERR_NO_SPACE (and a delivery over its 1 MiB buffer killed the connection)."""
+    proc = run(str(client_faults), "big", HOST, PORT, f"amqgen-c-big-{uuid.uuid4().hex[:12]}")
+    assert proc.returncode == 0 and proc.stdout == "OK 16 MiB published and consumed back\n", (
+        proc.stdout + proc.stderr)[-4000:]
+
+
+def test_a_message_over_max_message_is_reported_and_the_connection_goes_on(client_faults: Path) -> None:
+    """Defect 18: with max_message 1.5 MiB, a 3 MiB delivery is AG_EV_MESSAGE_TOO_LARGE (its method and header,
+    no body), the program rejects it by its tag, and the next delivery comes whole on the same connection (the old
+    client ended the connection with code 0 on a delivery over its buffer, and the message stayed queued)."""
+    proc = run(str(client_faults), "toolarge", HOST, PORT, f"amqgen-c-toolarge-{uuid.uuid4().hex[:12]}")
+    assert proc.returncode == 0 and proc.stdout.startswith("OK too large"), (proc.stdout + proc.stderr)[-4000:]
+
+
+def test_calls_from_another_thread_are_refused(client_faults: Path) -> None:
+    """The thread contract (client.h): a client is one thread's; another thread's calls return AG_CLIENT_THREAD
+    and change nothing (the owner's next call works), ag_client_handover moves the ownership."""
+    proc = run(str(client_faults), "thread", HOST, PORT)
+    assert proc.returncode == 0 and proc.stdout.startswith("OK threads"), (proc.stdout + proc.stderr)[-4000:]

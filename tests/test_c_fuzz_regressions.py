@@ -13,7 +13,12 @@ UBSan (-fno-sanitize-recover=all: any report fails the test):
 - tests/c/fuzz_engine.c, the engine's receive path past the handshake (client role), seeded with the
   recorded conversations of tests/engine_diff/streams.py: tests/data/c-fuzz/engine/ holds inputs that
   once stopped it, replayed before its bounded run; tests/c/fuzz_engine_server.c, the same in the server role
-  (seeded with the server streams), whose inputs there are named server-*.
+  (seeded with the server streams), whose inputs there are named server-*;
+- tests/c/fuzz_engine_contract.c (issue 41), the engine through its header's contract alone: every chunk freed
+  when the header says the engine holds nothing of it, the message storage grown and moved, from a fresh engine
+  in either role; tests/data/c-fuzz/contract/ holds what once stopped it (protocol-header-then-close: a server's
+  protocol header and more octets in one chunk, freed after EV_NONE, then engine_close: the next call read the
+  freed chunk, ASan heap-use-after-free in reader_next).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ def expected() -> dict[tuple[str, str], str]:
 def inputs() -> dict[str, list[Path]]:
     """Per decoder target, its inputs (the differential target's folder is replayed on its own)."""
     return {d.name: sorted(p for p in d.iterdir() if p.is_file()) for d in sorted(DATA.iterdir())
-            if d.is_dir() and d.name not in ("diff", "engine")}
+            if d.is_dir() and d.name not in ("diff", "engine", "contract")}
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +154,7 @@ def test_engine_fuzzing_past_the_handshake_bounded(tree: Path, amqp091: ModuleTy
     (longer runs: scripts/fuzz-c --targets engine)."""
     exe = cbuild.build_engine_target(tree, tmp_path / "fuzz_engine")
     corpus = tmp_path / "corpus"
-    assert engine_seeds.write(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 4
+    assert engine_seeds.write(importlib.import_module(f"{amqp091.__name__}.engine"), corpus) == 5
     kept = sorted(p for p in (DATA / "engine").glob("*") if p.is_file() and not p.name.startswith("server-"))
     # the seeds as they are (each must pass: a recorded conversation is legal), then what once stopped it
     proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
@@ -181,5 +186,27 @@ def test_engine_server_role_fuzzing_past_the_handshake_bounded(tree: Path, amqp0
     proc = subprocess.run([str(exe), f"-runs={ENGINE_RUNS}", "-seed=20261127", f"-artifact_prefix={tmp_path}/",
                            "-print_final_stats=1", str(corpus)], capture_output=True, text=True, timeout=300,
                           check=False)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert f"stat::number_of_executed_units: {ENGINE_RUNS}" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.slow  # the sanitized library's build and ~5 s of fuzzing
+def test_engine_contract_fuzzing_bounded(tree: Path, amqp091: ModuleType, tmp_path: Path) -> None:
+    """tests/c/fuzz_engine_contract.c (issue 41): the engine used as its header says a caller may (chunks freed
+    after EV_NONE, storage grown by realloc and moved to fresh storage with the old freed), from a fresh engine in
+    either role, seeded with every recorded conversation, handshakes included; tests/data/c-fuzz/contract/* (the
+    use-after-free's reproducer) first, then a bounded run (longer runs: scripts/fuzz-c --targets contract)."""
+    exe = cbuild.build_engine_contract_target(tree, tmp_path / "fuzz_engine_contract")
+    corpus = tmp_path / "corpus"
+    n = engine_seeds.write_contract(importlib.import_module(f"{amqp091.__name__}.engine"), corpus)
+    assert n == 13  # streams.SCENARIOS and SERVER_SCENARIOS
+    kept = sorted((DATA / "contract").iterdir())
+    proc = subprocess.run([str(exe), *map(str, sorted(corpus.iterdir())), *map(str, kept)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert kept and proc.returncode == 0, proc.stderr[-4000:]
+    assert f"Executed {DATA / 'contract' / 'protocol-header-then-close'}" in proc.stderr, proc.stderr[-2000:]
+    proc = subprocess.run([str(exe), f"-runs={ENGINE_RUNS}", "-seed=20261128", "-max_len=32768",
+                           f"-artifact_prefix={tmp_path}/", "-print_final_stats=1", str(corpus)],
+                          capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"stat::number_of_executed_units: {ENGINE_RUNS}" in proc.stderr, proc.stderr[-2000:]

@@ -9,7 +9,12 @@
   cancel, clean close, heartbeats, and a forced close (``rabbitmqctl close_connection``, run here).
 - tests/java/ClientReturns.java logs in with AMQPLAIN (rabbitmqctl, run here, names the mechanism) and gets a
   mandatory publish to an exchange with no binding back through ``Channel.onReturn`` with its sequence number;
-  callbacks that throw (a consumer's, onReturn's) close their channel, not the I/O thread.
+  callbacks that throw (a consumer's, onReturn's) close their channel, not the dispatch thread.
+- tests/java/ClientFaults.java: where issue 41 found the client wanting (connect timeouts, confirms ended by a 404,
+  the iterator's four ends, callbacks on the dispatch thread, a slow callback under a 1 s heartbeat, a callback's
+  acks leaving while it waits, a forced close under an iterator); tests/java/ClientTls.java: the client's TLS
+  transport (an SSLEngine on the I/O thread) through tests/tls_forwarder.py. The fault matrix
+  (tests/test_fault_matrix.py, tests/java/FaultDriver.java) runs the client under the network's faults too.
 - tests/java/EngineChecks.java feeds the engine server octets built by hand here and compares the octets it
   queues with octets built by hand here.
 
@@ -24,6 +29,7 @@ import shutil
 import struct
 import subprocess
 import uuid
+from typing import Any
 
 import pytest
 from javatarget import Build, tool
@@ -141,6 +147,67 @@ def test_the_scenario_list_against_rabbitmq(java_build: Build) -> None:
         seen[9],
         "OK forced close",
     ], seen
+
+
+@pytest.mark.broker
+def test_the_client_where_issue_41_found_it_wanting(java_build: Build) -> None:
+    """Issue 41's Java defects, each checked as a user meets it (tests/java/ClientFaults.java): a server that never
+    answers ends connect after the timeout set, the URI's connection_timeout, or the default 10 s (it hung 30 s,
+    unsettable: defect 22); waitForConfirms after confirmed publishes to a missing exchange throws the 404 with the
+    publishes left unconfirmed (it returned false: defect 20); the iterator's ends are told apart: its own close
+    (false, what it held requeued), the server's cancel, its channel's close, a forced close (320: it ended quietly
+    on all but the first, as on a lost heartbeat: defect 21). Callbacks run on the dispatch thread, not the I/O
+    thread: a synchronous call in one works (it threw), a callback of 3.5 s keeps a 1 s heartbeat alive (the broker
+    closed the connection), an ack a callback sends reaches the broker while it still runs (it waited for the
+    callback's end)."""
+    prefix = f"amqgen-java41-{uuid.uuid4().hex}"
+    proc = subprocess.Popen(
+        [tool("java", "openjdk-17-jdk-headless"), "-cp", str(java_build.classes), "ClientFaults", URI, prefix],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line.strip())
+            m = re.fullmatch(r"READY (\d+)", line.strip())
+            if m:
+                _close_connection(int(m.group(1)))
+                proc.stdin.write("closed\n")
+                proc.stdin.flush()
+            if line.startswith(("FAIL", "OK forced close")):
+                break
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, f"{seen} {err}"[-3000:]
+    assert [s for s in seen if not s.startswith("READY")] == [
+        "OK connect timeouts",
+        "OK confirms end with the 404 and the unconfirmed publishes",
+        "OK iterator ends: own close, server cancel, channel closed",
+        "OK callbacks on the dispatch thread, synchronous calls in them",
+        "OK a slow callback does not stop heartbeats",
+        "OK a callback's ack leaves while a later callback is queued",
+        "OK forced close ends the iterator with 320",
+    ], seen
+
+
+@pytest.mark.broker
+def test_the_client_over_tls(java_build: Build, tls_forwarder: Any) -> None:
+    """amqps through a TLS-terminating forwarder with a self-signed certificate the program trusts: the client's
+    SSLEngine transport (handshake stepped on the I/O thread's selects, records of every size both ways, 30
+    confirmed messages of 0 to 290 KB read back equal); the forwarder saw TLS, AMQP's header inside it, and the
+    server name localhost (SNI)."""
+    fwd, cert = tls_forwarder
+    before = len(fwd.seen)
+    proc = subprocess.run(
+        [tool("java", "openjdk-17-jdk-headless"), "-cp", str(java_build.classes), "ClientTls",
+         f"amqps://guest:guest@localhost:{fwd.port}", str(cert)],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "OK 30 messages over TLS", (proc.stdout + proc.stderr)[-3000:]
+    version, first = fwd.seen[before]
+    assert version and version.startswith("TLS") and first == b"AMQP\x00\x00\x09\x01", fwd.seen
+    assert "localhost" in fwd.server_names
 
 
 # -- the engine against hand-built octets ------------------------------------------------------------------------

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import re
 
-from javatarget import CLIENT_JAR, Build, jar, java
-from pytarget import SPEC_091_EXT
-
-from amqgen.amqp0.lower import load_spec
+from javatarget import CLIENT_JAR, Build, jar, java, rabbit_spec
 
 ROUNDS = 200
 
@@ -23,7 +20,7 @@ def test_both_ways_with_the_rabbitmq_java_client(java_build: Build) -> None:
     client = jar(CLIENT_JAR, "librabbitmq-client-java")
     proc = java(java_build, "ClientInterop", "20261123", str(ROUNDS), classpath=(client,))
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
-    methods = len(load_spec(SPEC_091_EXT).methods)
+    methods = len(rabbit_spec().methods)
     assert f"methods: {methods} methods x {ROUNDS} rounds" in proc.stdout
     summary = re.search(r"(\d+) checks, (\d+) failed", proc.stdout)
     assert summary and summary.group(2) == "0" and int(summary.group(1)) > methods * ROUNDS * 3, proc.stdout

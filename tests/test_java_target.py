@@ -27,13 +27,14 @@ from javatarget import (
     cases,
     jar,
     java,
+    rabbit_spec,
     render,
+    spec_of,
     tool,
 )
 from pytarget import ROOT
 
 from amqgen import __version__
-from amqgen.amqp0.lower import load_spec
 
 CASES = cases()
 IDS = [c.key for c in CASES]
@@ -52,7 +53,7 @@ def test_generated_junit_tests_pass_for_every_spec(java_build: Build) -> None:
     failed = re.search(r"(\d+) tests failed", out)
     assert proc.returncode == 0 and failed and failed.group(1) == "0", out[-8000:]
     # 12 corpus tests (6 sections x 2 dialects) per spec, plus one round trip per method and content class
-    want = sum(12 + len(load_spec(c.path).methods) + len(load_spec(c.path).content_classes) for c in CASES)
+    want = sum(12 + len(spec_of(c).methods) + len(spec_of(c).content_classes) for c in CASES)
     assert found and int(found.group(1)) == want, out[-3000:]
 
 
@@ -60,7 +61,7 @@ def test_generated_junit_tests_pass_for_every_spec(java_build: Build) -> None:
 def test_every_file_names_its_generator_and_spec(java_build: Build, case: Case) -> None:
     digest = hashlib.sha256(case.path.read_bytes()).hexdigest()
     files = sorted(p for p in java_build.trees[case.key].rglob("*") if p.is_file() and not p.name.startswith("."))
-    spec = load_spec(case.path)
+    spec = spec_of(case)
     # pom, README.md, package-info, 26 fixed classes (5 of them the engine and the client), one per method and
     # content class, 4 test classes, 2 corpus files
     assert len(files) == 1 + 1 + 1 + 26 + len(spec.methods) + len(spec.content_classes) + 4 + 2
@@ -88,7 +89,7 @@ def test_output_matches_its_spec(java_build: Build) -> None:
     proc = java(java_build, str(program))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    spec = load_spec(next(c.path for c in CASES if c.package == RABBIT_PACKAGE))
+    spec = rabbit_spec()
     want = [
         f"{m.full_name} {m.class_index} {m.index} {str(m.synchronous).lower()} {str(m.content).lower()} "
         f"{m.direction.upper().replace('-', '_')} [{', '.join(m.responses)}] "
@@ -141,7 +142,7 @@ def test_maven_builds_and_tests_offline(tmp_path: Path) -> None:
     )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "BUILD SUCCESS" in log, log[-6000:]
-    spec = load_spec(case.path)
+    spec = spec_of(case)
     total = 12 + len(spec.methods) + len(spec.content_classes)  # 6 corpus sections x 2 dialects
     assert f"Tests run: {total}, Failures: 0, Errors: 0, Skipped: 0" in log, log[-4000:]
     assert (out / "target" / f"{case.package.replace('.', '-')}-{__version__}.jar").is_file()

@@ -446,7 +446,7 @@ def test_an_overlay_that_is_no_file_is_refused(tmp_path: Path) -> None:
     assert error_lines(cli("validate", "--spec", str(base), "--overlay", str(tmp_path))) == [
         f"{tmp_path}: error: is a directory, not a spec file"]
     assert error_lines(cli("validate", "--spec", str(base), "--overlay", "no-such-overlay")) == [
-        "error: unknown overlay 'no-such-overlay': give a file path or one of rabbitmq"]
+        "error: unknown overlay 'no-such-overlay': give a file path or one of rabbitmq, rabbitmq-blocked"]
 
 
 def test_an_overlay_cannot_smuggle_overlay_attributes_or_entities(files: tuple[Path, Path]) -> None:

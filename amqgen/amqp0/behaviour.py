@@ -197,6 +197,17 @@ class Recovery:
 
 
 @dataclass(frozen=True)
+class Notices:
+    """The server's notices about the whole connection that a client passes on to the application (None where
+    the spec has none; RabbitMQ's are in the bundled overlay rabbitmq-blocked): the server stopped reading the
+    connection's publishes, and reads them again. A client advertises that it takes them only where the spec
+    has them, since a server sends them only to a client that says so."""
+
+    blocked: str | None
+    unblocked: str | None
+
+
+@dataclass(frozen=True)
 class BehaviourPlan:
     methods: tuple[MethodBehaviour, ...]
     negotiation: tuple[Step, ...]
@@ -206,6 +217,10 @@ class BehaviourPlan:
     conflicts: tuple[str, ...]  # where the grammar and <response> disagree, in words
     client: ClientRoles  # the roles a client needs beyond the lifecycle
     recovery: Recovery  # what a recovering client replays
+    notices: Notices  # the server's notices about the connection, which a client hands to the application
+    #: the capabilities a client advertises (client_properties "capabilities", each true): RabbitMQ's names for
+    #: what it does only for a client that says it handles it, each where the spec has the methods it needs
+    capabilities: tuple[str, ...] = ()
 
 
 #: each violation kind, the reply-code constants that may name it (first defined wins), hard or soft, and why
@@ -361,7 +376,29 @@ def behaviour_plan(spec: Spec) -> BehaviourPlan:
         found = next((constants[n] for n in names if n in constants), None)
         violations.append(Violation(kind, found.name if found else None, found.value if found else None, hard, what))
     return BehaviourPlan(tuple(out), negotiation, tuple(violations), _lifecycle(spec, by_name), bool(productions),
-                         tuple(conflicts), _client_roles(by_name), _recovery(spec, by_name, replies))
+                         tuple(conflicts), _client_roles(by_name), _recovery(spec, by_name, replies),
+                         Notices(blocked=_has(by_name, f"{CONNECTION_CLASS}.blocked"),
+                                 unblocked=_has(by_name, f"{CONNECTION_CLASS}.unblocked")),
+                         _capabilities(by_name, {mb.method: mb.senders for mb in out}))
+
+
+#: RabbitMQ's client capabilities (rabbit_reader, its docs' "Client Capabilities") and the methods each needs the
+#: client to take (sent by the server) or to send: advertised only where the spec has them, since the broker then
+#: sends them (a client that cannot decode connection.blocked would fail on it)
+CAPABILITIES: tuple[tuple[str, tuple[tuple[str, Role], ...]], ...] = (
+    ("publisher_confirms", (("confirm.select", "client"), ("basic.ack", "server"))),
+    ("exchange_exchange_bindings", (("exchange.bind", "client"),)),
+    ("basic.nack", (("basic.nack", "server"),)),
+    ("consumer_cancel_notify", (("basic.cancel", "server"),)),
+    ("connection.blocked", (("connection.blocked", "server"), ("connection.unblocked", "server"))),
+    # a refused login is a connection.close 403 before the socket closes, not a bare close (needs only the close)
+    ("authentication_failure_close", ((f"{CONNECTION_CLASS}.close", "server"),)),
+)
+
+
+def _capabilities(by_name: dict[str, Method], senders: dict[str, tuple[Role, ...]]) -> tuple[str, ...]:
+    return tuple(name for name, needs in CAPABILITIES
+                 if all(m in by_name and role in senders.get(m, ()) for m, role in needs))
 
 
 #: the tuning's limits: the field, and what zero means in it (0-9-1's connection.tune: "zero means ... no limit"
@@ -400,6 +437,10 @@ def _lifecycle(spec: Spec, by_name: dict[str, Method]) -> Lifecycle:
         confirm_select_ok=select_ok if confirms else None, publish=confirm("basic.publish"),
         ack=confirm("basic.ack"), nack=confirm("basic.nack"), returned=confirm("basic.return"),
         publish_fields=tuple(f for f in ("exchange", "routing-key") if f in fields(publish)) if confirms else ())
+
+
+def _has(by_name: dict[str, Method], name: str) -> str | None:
+    return name if name in by_name else None
 
 
 def _client_roles(by_name: dict[str, Method]) -> ClientRoles:

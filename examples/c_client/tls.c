@@ -46,12 +46,13 @@ static long tls_read(void *conn, uint8_t *buf, size_t cap, int timeout_ms) {
   return (long)n;
 }
 
-static int tls_write(void *conn, const uint8_t *buf, size_t len) {
+/* A write that makes no progress for timeout_ms gives up (-2): the client then counts the connection lost. */
+static int tls_write(void *conn, const uint8_t *buf, size_t len, int timeout_ms) {
   size_t n;
   int rc;
   while ((rc = SSL_write_ex(conn, buf, len, &n)) != 1) /* all or nothing: retried with the same octets */
-    if (wait_for(conn, rc, -1) != 1)
-      return -1;
+    if ((rc = wait_for(conn, rc, timeout_ms)) != 1)
+      return rc == -2 ? -2 : -1;
   return 0;
 }
 
@@ -92,10 +93,12 @@ int main(int argc, char **argv) {
   BIO_socket_nbio(SSL_get_fd(ssl), 1);
   printf("%s, certificate verified for %s\n", SSL_get_version(ssl), host);
 
-  client.fd = -1; /* no socket of the client's own: close leaves ours to SSL_free */
   client.transport = (ag_transport_t){ssl, tls_read, tls_write}; /* ctx: what read and write get */
+  ag_client_options_t options; /* guest/guest on "/"; the host and port are the transport's */
+  ag_client_options_init(&options);
+  options.heartbeat = 30;
   int rc;
-  if ((rc = ag_client_start(&client, "PLAIN", "guest", "guest", "/", 30)) != AG_OK)
+  if ((rc = ag_client_start(&client, &options)) != AG_OK) /* close leaves the socket to SSL_free */
     return die("login", rc);
   ag_queue_declare_t declare = {0};
   declare.exclusive = true;

@@ -54,6 +54,18 @@ STATUSES = (
      "header frame larger than it")),
     ("ERR_STORAGE", -17, "storage", ("a frame split across feeds is within frame_max but larger than the storage "
      "the reader was given")),
+    # the blocking client's (client/): defined with the library's so that status_name and strerror know them
+    ("CLIENT_CLOSED", -100, "client-closed", "the server closed the connection (the client's last event is the close)"),
+    ("CLIENT_LOST", -101, "client-lost", ("the connection is gone: a reset, the end of the stream, the peer silent "
+     "for two heartbeat intervals, or a write without progress as long")),
+    ("CLIENT_TIMEOUT", -102, "client-timeout", "no reply or event within the call's timeout, or no handshake in time"),
+    ("CLIENT_CHANNEL_CLOSED", -103, "client-channel-closed", "the server closed the call's channel"),
+    ("CLIENT_PROTOCOL", -104, "client-protocol", ("the server broke the protocol; the client closed the connection "
+     "with the spec's reply code")),
+    ("CLIENT_VERSION", -105, "client-version", "the server answered with the protocol header of another version"),
+    ("CLIENT_CONNECT", -106, "client-connect", "no TCP connection: refused, unreachable, or the host name unknown"),
+    ("CLIENT_CONSUMER", -107, "client-consumer", "a consumer callback returned non-zero; its channel was closed"),
+    ("CLIENT_THREAD", -108, "client-thread", "a client called from a thread that does not own it"),
 )
 
 #: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
@@ -487,6 +499,18 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
                                                 if mb.content and set(mb.senders) == {"client"}), None)}
     roles |= {role: {"const": by_name[name].const, "member": by_name[name].member, "struct": by_name[name].struct}
               if name is not None and name in by_name else None for role, name in handshake.items()}
+    # the blocking client's consumers and notifications (issue 41): the plan's client roles (deliver, consume,
+    # consume-ok, cancel), and the methods of the blocked capability where the spec has them; and the
+    # capabilities it advertises
+    from amqgen.amqp0.behaviour import CAPABILITIES
+
+    def c_role(name: str | None) -> dict[str, str] | None:
+        cm = by_name.get(name) if name else None
+        return None if cm is None else {"const": cm.const, "member": cm.member, "struct": cm.struct}
+
+    client = {role: c_role(name) for role, name in plan.client.roles().items()}
+    blocked = dict(CAPABILITIES)["connection.blocked"]
+    notices = {"blocked": c_role(blocked[0][0]), "unblocked": c_role(blocked[1][0])}
     return {"rows": rows, "replies": replies or ["0"], "steps": steps, "roles": roles, "codes": codes,
             "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
-            "m": naming.member}
+            "m": naming.member, "client": client | notices, "capabilities": list(plan.capabilities)}

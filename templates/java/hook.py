@@ -293,6 +293,7 @@ _ROLE_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
     "publish": ("publish", ()), "deliver": ("deliver", ("consumer-tag", "delivery-tag")),
     "consume": ("consume", ("consumer-tag",)), "consume_ok": ("consume_ok", ("consumer-tag",)),
     "cancel": ("cancel", ("consumer-tag",)), "cancel_ok": ("cancel_ok", ("consumer-tag",)),
+    "delivery_reject": ("reject", ("delivery-tag", "requeue")),
 }
 
 
@@ -324,6 +325,12 @@ def _lifecycle(spec: Any, naming: Any) -> dict[str, Any]:
     publish, returned = method(plan.lifecycle.publish, key), method(plan.lifecycle.returned, key)
     lc["returned"] = returned if key and publish else None
     lc["return_key"] = [naming.member(f) for f in key] if lc["returned"] else []
+    # the server's notices about the connection (RabbitMQ's, in the overlay rabbitmq-blocked), where the spec has them
+    lc["blocked"] = method(plan.notices.blocked, ("reason",))
+    # a consumer's no-ack bit: without it the deliveries a closed iterator never handed out go back to the queue
+    consume = by_name.get(roles.get("consume") or "")
+    lc["consume_no_ack"] = naming.member("no-ack") if consume and "no-ack" in {f.name for f in consume.fields} else None
+    lc["unblocked"] = method(plan.notices.unblocked, ())
     lc["resource_error"] = next((c.value for c in spec.reply_codes if c.name == "resource-error"), FRAME_ERROR_CODE)
     return lc
 

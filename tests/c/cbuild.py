@@ -208,6 +208,13 @@ def build_engine_server_target(tree: Path, out: Path) -> Path:
     return compile_program(tree, [C_DIR / "fuzz_engine_server.c"], out, flags=tuple(FUZZ_FLAGS))
 
 
+def build_engine_contract_target(tree: Path, out: Path) -> Path:
+    """tests/c/fuzz_engine_contract.c (the engine through its header's contract alone: chunks freed when the header
+    says they may be, storage grown and moved) as a libFuzzer binary; seeds: tests/c/engine_seeds.py
+    ``write_contract``."""
+    return compile_program(tree, [C_DIR / "fuzz_engine_contract.c"], out, flags=tuple(FUZZ_FLAGS))
+
+
 def write_seeds(tree: Path, target: str, corpus: Path, work: Path, prefix: str = PREFIX) -> int:
     """The corpus's seeds for ``target`` into ``corpus`` (created); returns how many."""
     exe = work / f"{prefix}_seeds"

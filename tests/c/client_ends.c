@@ -1,10 +1,11 @@
 /* The blocking client (ag_client.h) over a scripted transport: each read returns the next server frame, written
  * octet by octet here (not by the library's encoders); writes are kept. Checks what the client does when a
  * confirming channel ends with publishes unconfirmed:
- *  - wait_confirms after 3 publishes, the server acks 1 then closes the channel (406): on_event gets the
- *    publishes left unconfirmed (2..3), wait_confirms returns AG_CLIENT_CLOSED with last the close (406);
- *  - channel 1 reopened, confirming, 1 publish, then queue.declare answered by a channel.close (404): on_event
- *    gets 1..1, the call returns AG_CLIENT_CLOSED (the unconfirmed event is not taken for the reply);
+ *  - wait_confirms after 3 publishes, the server acks 1 then closes the channel (406): wait_confirms returns
+ *    AG_CLIENT_CHANNEL_CLOSED with last the close (406), and client_next then gives the publishes left
+ *    unconfirmed (2..3) and nothing more;
+ *  - channel 1 reopened, confirming, 1 publish, then queue.declare answered by a channel.close (404): the call
+ *    returns AG_CLIENT_CHANNEL_CLOSED (the unconfirmed event is not taken for the reply), client_next gives 1..1;
  *  - the client's close answered by close-ok; the octets written end with connection.close.
  * Prints "OK ..." or "FAIL ..." (exit 1). */
 #include "ag_client.h"
@@ -74,8 +75,9 @@ static long script_read(void *ctx, uint8_t *buf, size_t cap, int timeout_ms) {
   return (long)script_len[next_step++];
 }
 
-static int script_write(void *ctx, const uint8_t *buf, size_t len) {
+static int script_write(void *ctx, const uint8_t *buf, size_t len, int timeout_ms) {
   (void)ctx;
+  (void)timeout_ms;
   if (written_len + len > sizeof written)
     fail("written");
   memcpy(written + written_len, buf, len);
@@ -83,17 +85,22 @@ static int script_write(void *ctx, const uint8_t *buf, size_t len) {
   return 0;
 }
 
-static void on_event(ag_client_t *c, const ag_event_t *ev) {
-  (void)c;
-  if (ev->type == AG_EV_PUBLISHES_UNCONFIRMED) {
+static ag_client_t client;
+
+/* the events client_next has now (without reading: the script's next read is the next reply): the publishes
+   left unconfirmed, written down; anything else fails */
+static void unconfirmed(void) {
+  ag_event_t ev;
+  int rc;
+  while ((rc = ag_client_next(&client, &ev, 0)) == AG_EV_PUBLISHES_UNCONFIRMED) {
     size_t n = strlen(ends_text);
-    snprintf(ends_text + n, sizeof ends_text - n, "%s%u:%llu..%llu", n ? " " : "", ev->channel,
-             (unsigned long long)ev->first_tag, (unsigned long long)ev->delivery_tag);
+    snprintf(ends_text + n, sizeof ends_text - n, "%s%u:%llu..%llu", n ? " " : "", ev.channel,
+             (unsigned long long)ev.first_tag, (unsigned long long)ev.delivery_tag);
     ends_seen++;
   }
+  if (rc != AG_CLIENT_TIMEOUT)
+    fail("client_next gave something else than the unconfirmed publishes");
 }
-
-static ag_client_t client;
 
 int main(void) {
   begin(0, 10, 10); /* connection.start 0-9, no server properties, PLAIN, en_US */
@@ -145,11 +152,12 @@ int main(void) {
   begin(0, 10, 51); /* connection.close-ok */
   end();
 
-  client.fd = -1;
-  client.on_event = on_event;
   client.transport.read = script_read;
   client.transport.write = script_write;
-  if (ag_client_start(&client, "PLAIN", "guest", "guest", "/", 0) != AG_OK)
+  ag_client_options_t options;
+  ag_client_options_init(&options);
+  options.heartbeat = 0;
+  if (ag_client_start(&client, &options) != AG_OK)
     fail("start");
   ag_confirm_select_t cs;
   memset(&cs, 0, sizeof cs);
@@ -160,8 +168,9 @@ int main(void) {
     if (ag_client_publish(&client, 1, AG_LIT(""), AG_LIT("q"), NULL, (ag_bytes_t){body, 3}, NULL) != AG_OK)
       fail("publish");
   int rc = ag_client_wait_confirms(&client, 1);
-  if (rc != AG_CLIENT_CLOSED || client.last.type != AG_EV_CHANNEL_CLOSED || client.last.reply_code != 406)
+  if (rc != AG_CLIENT_CHANNEL_CLOSED || client.last.type != AG_EV_CHANNEL_CLOSED || client.last.reply_code != 406)
     fail("wait_confirms did not end with the channel's close 406");
+  unconfirmed();
   if (strcmp(ends_text, "1:2..3") != 0)
     fail("the publishes left unconfirmed were not 2..3 on channel 1");
 
@@ -177,16 +186,17 @@ int main(void) {
   qd.queue = AG_LIT("nope");
   qd.passive = true;
   rc = ag_client_queue_declare(&client, 1, &qd, NULL);
-  if (rc != AG_CLIENT_CLOSED || client.last.type != AG_EV_CHANNEL_CLOSED || client.last.reply_code != 404)
-    fail("queue.declare answered by a close did not return AG_CLIENT_CLOSED with the close 404");
+  if (rc != AG_CLIENT_CHANNEL_CLOSED || client.last.type != AG_EV_CHANNEL_CLOSED || client.last.reply_code != 404)
+    fail("queue.declare answered by a close did not return AG_CLIENT_CHANNEL_CLOSED with the close 404");
+  unconfirmed();
   if (strcmp(ends_text, "1:2..3 1:1..1") != 0)
     fail("the publish left unconfirmed by the 404 was not 1..1 on channel 1");
 
   if (ag_client_close(&client) != AG_OK)
     fail("close");
   /* the last octets written: connection.close (10, 50) 200 "bye" 0 0 */
-  static const uint8_t close_frame[] = {1,    0,   0,   0,   0,    0,    14,   0,    10, 0,    50, 0,
-                                        0xC8, 3,   'b', 'y', 'e',  0,    0,    0,    0,  0xCE};
+  static const uint8_t close_frame[] = {1, 0,    0, 0,   0,   0,   14, 0, 10, 0, 50,
+                                        0, 0xC8, 3, 'b', 'y', 'e', 0,  0, 0,  0, 0xCE};
   if (written_len < sizeof close_frame ||
       memcmp(written + written_len - sizeof close_frame, close_frame, sizeof close_frame) != 0)
     fail("the last frame written is not connection.close 200 bye");

@@ -76,3 +76,49 @@ def write_server(engine: ModuleType, corpus: Path) -> int:
             (corpus / name).write_bytes(encode(lines))
             n += 1
     return n
+
+
+def encode_contract(lines: list[str], msg_size: int = 2) -> bytes:
+    """One whole stream, handshake included, as tests/c/fuzz_engine_contract.c's input (its header comment has the
+    format): the engine's role and limits from the first line, the message storage starting at 64 << msg_size
+    octets (growing as the messages need), the octets out taken after every step."""
+    role, channel_max, frame_max, heartbeat = lines[0].split()
+    flags = (1 if role == "server" else 0) | (int(heartbeat) % 8) << 1 | (msg_size % 8) << 4
+    out, now = bytearray([flags]) + int(channel_max).to_bytes(2, "big") + (int(frame_max) // 16).to_bytes(2, "big"), 0
+    for line in lines[1:]:
+        w = line.split()
+        if w[0] == "initiate":
+            out += b"\x06"
+        elif w[0] == "recv":
+            data = _hex(w[1])
+            for k in range(0, len(data), 0xFFFF):
+                out += b"\x00" + _chunk(data[k:k + 0xFFFF])
+        elif w[0] == "send":
+            out += b"\x01" + bytes([int(w[1])]) + _chunk(_hex(w[2]))
+        elif w[0] == "publish":
+            out += b"\x02" + bytes([int(w[1])]) + _chunk(_hex(w[2])) + _chunk(_hex(w[3])) + _chunk(_hex(w[4]))
+        elif w[0] == "tick":
+            ms = int(w[1])
+            out += b"\x03" + min(max(ms - now, 0), 0xFFFF).to_bytes(2, "big")
+            now = ms
+        elif w[0] == "close":
+            text = _hex(w[2]) if len(w) > 2 else b""
+            out += b"\x04" + int(w[1]).to_bytes(2, "big") + bytes([len(text)]) + text
+        elif w[0] == "eof":
+            out += b"\x05"
+        else:
+            raise ValueError(f"a stream line the harness has no step for: {line[:60]}")
+        out += b"\x09"
+    return bytes(out)
+
+
+def write_contract(engine: ModuleType, corpus: Path) -> int:
+    """Every recorded conversation, client and server role, handshakes included, as seeds of the contract
+    harness (tests/c/fuzz_engine_contract.c)."""
+    corpus.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for role, scenarios in (("client", streams.SCENARIOS), ("server", streams.SERVER_SCENARIOS)):
+        for name, make in scenarios.items():
+            (corpus / f"{role}-{name}").write_bytes(encode_contract(make(engine)))
+            n += 1
+    return n

@@ -9,7 +9,18 @@
 #include <string.h>
 
 static ag_engine_t eng;
-static uint8_t in_store[1 << 17], out_store[1 << 20], msg_store[1 << 18];
+static uint8_t in_store[1 << 17], out_store[1 << 20];
+
+/* The message storage starts at 1 KiB and grows (realloc) to at most 64 MiB: the engine's packing and growing
+   run on every stream, and a message is too large only when its header says it is over that (a hostile change). */
+static uint8_t *grow(void *ctx, uint8_t *old, size_t old_cap, size_t need, size_t *cap) {
+  (void)ctx;
+  (void)old_cap;
+  uint8_t *p = need <= (64u << 20) ? realloc(old, need) : NULL;
+  if (p != NULL)
+    *cap = need;
+  return p;
+}
 static char line[1 << 21];
 /* the bytes of the current step: receive reads frames from them in place until the events are drained */
 static uint8_t a[1 << 19], b[1 << 19], c[1 << 19];
@@ -102,6 +113,9 @@ static void drain(void) {
     case AG_EV_CONNECTION_LOST:
       printf("ev lost %d %s", ev.closed ? 1 : 0, ev.what);
       break;
+    case AG_EV_MESSAGE_TOO_LARGE:
+      printf("ev too-large %u %llu", ev.channel, (unsigned long long)ev.header.body_size);
+      break;
     case AG_EV_PUBLISHES_UNCONFIRMED:
       printf("ev unconfirmed %u %llu %llu", ev.channel, (unsigned long long)ev.first_tag,
              (unsigned long long)ev.delivery_tag);
@@ -131,11 +145,13 @@ int main(void) {
   if (!fgets(line, sizeof line, stdin) || sscanf(line, "%7s %u %u %u", role, &cm, &fm, &hb) != 4 ||
       (strcmp(role, "client") != 0 && strcmp(role, "server") != 0))
     bad("first line");
-  ag_engine_config_t cfg = {fm, (uint16_t)cm, (uint16_t)hb, in_store, sizeof in_store, out_store,
-                            sizeof out_store, msg_store, sizeof msg_store,
-                            role[0] == 's' ? AG_ROLE_SERVER : AG_ROLE_CLIENT};
+  uint8_t *msg_store = malloc(1024);
+  int r = role[0] == 's' ? AG_ROLE_SERVER : AG_ROLE_CLIENT;
+  ag_engine_config_t cfg = {fm,        (uint16_t)cm,     (uint16_t)hb, in_store, sizeof in_store,
+                            out_store, sizeof out_store, msg_store,    1024,     r};
   if (fm > sizeof in_store || ag_engine_init(&eng, &cfg) != AG_OK)
     bad("config");
+  ag_engine_set_grow(&eng, grow, NULL);
   static char w1[16], w2[1 << 20], w3[1 << 19], w4[1 << 19], w5[1 << 19];
   while (fgets(line, sizeof line, stdin)) {
     size_t len = strlen(line);

@@ -212,8 +212,54 @@ def peer_silent(engine: ModuleType) -> list[str]:
     return r.lines
 
 
+def _frames(data: bytes) -> list[bytes]:
+    """Octets the server engine wrote, cut into their frames (type, channel, size, payload, end)."""
+    out, i = [], 0
+    while i < len(data):
+        size = int.from_bytes(data[i + 3:i + 7], "big")
+        out.append(data[i:i + size + 8])
+        i += size + 8
+    return out
+
+
+def interleaved_content(engine: ModuleType) -> list[str]:
+    """Two deliveries' content frames interleaved, channel 1's and channel 2's (method 1, method 2, header 1,
+    header 2, body 1, body 2, ...; the bodies over frame_max, so three body frames each): the spec orders a
+    channel's content frames, not frames of different channels (issue 41: the C engine refused this with 505).
+    The server's octets come in three cuts, one inside a frame; then a delivery on channel 1 alone, and a basic.return
+    on channel 2 interleaved with a delivery on channel 1."""
+    r = Recorder(engine, heartbeat=0)
+    r.handshake()
+    props = r.properties[60](content_type="text/plain")
+    for ch in (1, 2):
+        r.open_channel(ch)
+        r.send(ch, r.m("basic.consume", queue=f"q{ch}", consumer_tag=f"c{ch}"))
+        r.server(ch, "basic.consume-ok", consumer_tag=f"c{ch}")
+
+    def captured(ch: int, name: str, body: bytes, **fields: Any) -> list[bytes]:
+        r.srv.send(ch, r.m(name, **fields), props, body)
+        return _frames(r.srv.data_to_send())
+
+    one = captured(1, "basic.deliver", bytes(range(256)) * 40, consumer_tag="c1", delivery_tag=1, routing_key="q1")
+    two = captured(2, "basic.deliver", b"second channel " * 700, consumer_tag="c2", delivery_tag=1,
+                   routing_key="q2")
+    mixed = b"".join(f for pair in zip(one, two, strict=True) for f in pair)
+    for cut in (mixed[:100], mixed[100:5000], mixed[5000:]):
+        r.deliver(cut)
+    r.server(1, "basic.deliver", b"alone", consumer_tag="c1", delivery_tag=2, routing_key="q1")
+    ret = captured(2, "basic.return", b"returned body", reply_code=312, reply_text="NO_ROUTE", exchange="",
+                   routing_key="nowhere")
+    three = captured(1, "basic.deliver", b"third" * 1000, consumer_tag="c1", delivery_tag=3, routing_key="q1")
+    r.deliver(b"".join([three[0], ret[0], three[1], ret[1], *three[2:], *ret[2:]]))
+    for ch, tag in ((1, 1), (2, 1), (1, 2), (1, 3)):
+        r.send(ch, r.m("basic.ack", delivery_tag=tag))
+    r.close()
+    r.eof()
+    return r.lines
+
+
 SCENARIOS = {"full_session": full_session, "server_closes": server_closes, "peer_silent": peer_silent,
-             "unconfirmed_runs": unconfirmed_runs}
+             "unconfirmed_runs": unconfirmed_runs, "interleaved_content": interleaved_content}
 
 
 # -- the server role: the same engines as the server, fed a client's octets ---------------------------------------

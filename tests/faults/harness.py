@@ -7,6 +7,7 @@ import contextlib
 import os
 import socket
 import sys
+import threading
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
@@ -34,6 +35,21 @@ def python_commands(gen: Path, package: str) -> dict[str, tuple[list[str], dict[
     }
 
 
+def start_drivers(clients: tuple[str, ...], amqp091: ModuleType, request: Any, tmp_path_factory: Any) -> dict[str, Driver]:
+    """One driver process per client (the C driver built, the Java one compiled with tests/java's programs by the
+    java_build fixture), for a test module."""
+    cmds = python_commands(Path(str(amqp091.__file__)).resolve().parent.parent, amqp091.__name__)
+    if "c" in clients:
+        from faults.c_driver import c_driver_command
+
+        cmds["c"] = c_driver_command(tmp_path_factory.mktemp("c-fault-driver"))
+    if "java" in clients:
+        from faults.java_driver import java_driver_command
+
+        cmds["java"] = java_driver_command(request.getfixturevalue("java_build"))
+    return {c: Driver(c, *cmds[c]) for c in clients}
+
+
 def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -49,6 +65,7 @@ class Run:
         self.row, self.client, self.engine = row, client, engine
         self.queue = f"amqgen.fault.{row.id}.{client}.{uuid.uuid4().hex[:8]}"
         self.stack = ExitStack()
+        self.alarm = ExitStack()  # the memory alarm alone: restored at the blocked phase (the proxy stays up)
         self.proxy: FaultProxy | None = None
 
     def url(self) -> str:
@@ -83,7 +100,17 @@ class Run:
         elif action == "delete_queue":
             broker.delete_queue(self.queue)
         elif action == "memory_alarm":
-            self.stack.enter_context(broker.memory_alarm())
+            self.alarm.enter_context(broker.memory_alarm())
+        elif action in ("restart", "refuse_long"):
+            assert p is not None
+            p.refuse(10 if action == "restart" else 30)
+            p.cut()
+        elif action == "blackhole_then_cut":
+            assert p is not None
+            p.blackhole()
+            timer = threading.Timer(1.0, p.cut)
+            timer.start()
+            self.stack.callback(timer.cancel)
         else:
             assert p is not None, f"{action} needs the proxy"
             {"blackhole": lambda: p.blackhole(), "cut": lambda: p.cut(), "stall_c2s": lambda: p.stall("c2s"),
@@ -92,7 +119,7 @@ class Run:
 
     def execute(self, driver: Driver) -> tuple[Outcome, list[str]]:
         row = self.row
-        with self.stack:
+        with self.stack, self.alarm:
             params = {"url": self.url(), "heartbeat": row.params.get("heartbeat", 10), "queue": self.queue,
                       "timeout": row.params.get("timeout", 10)}
             params.update({k: v for k, v in row.params.items()
@@ -109,9 +136,11 @@ class Run:
                     self.apply(row.fault.action, row.fault.args)
                     starts = True
                 if row.scenario == "blocked" and name == "blocked":
-                    self.stack.close()  # the alarm restored: the broker unblocks
+                    self.alarm.close()  # the alarm restored: the broker unblocks
                 if row.id == "url_parameters" and name == "connected":
                     checks.extend(self._broker_saw_parameters())
+                if row.after == "left_cancelled" and name == "left" and fields.get("consumers") != 0:
+                    checks.append(f"the broker still had {fields.get('consumers')} consumers after the loop was left")
                 if (row.scenario, name) in WAITS:
                     driver.go()
                 return starts
@@ -123,6 +152,11 @@ class Run:
                 want = row.params["count"] - row.params["ack"]
                 if messages != want:
                     checks.append(f"the queue holds {messages} messages after the close, not {want}: acks lost")
+            elif row.after in ("queue_depth_0", "queue_depth_count"):
+                messages, _ = broker.depth(self.queue)
+                want = 0 if row.after == "queue_depth_0" else row.params["count"]
+                if messages != want:
+                    checks.append(f"the queue holds {messages} messages, not {want}")
         with contextlib.suppress(Exception):  # the queue may never have been declared
             broker.delete_queue(self.queue)
         return outcome, checks
@@ -150,6 +184,9 @@ def _judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[s
     missing = [e for e in row.events if e not in kinds]
     if missing:
         bad.append(f"no event {missing} (events: {kinds})")
+    unwanted = [e for e in row.refused if e in kinds]
+    if unwanted:
+        bad.append(f"events it must not give: {unwanted}")
     bad += checks
     return [f"{client}: {b}  [outcome {got}; {outcome.seconds:.2f} s]" for b in bad]
 
@@ -169,5 +206,8 @@ def judge(row: Row, client: str, outcome: Outcome, checks: list[str]) -> list[st
     missing = [e for e in row.events if e not in kinds]
     if missing:
         bad.append(f"no event {missing} (events: {kinds})")
+    unwanted = [e for e in row.refused if e in kinds]
+    if unwanted:
+        bad.append(f"events it must not give: {unwanted}")
     bad += checks
     return [f"{client}: {b}  [outcome {got}; {outcome.seconds:.2f} s]" for b in bad]

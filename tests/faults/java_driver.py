@@ -1,4 +1,5 @@
-"""The Java client's fault driver (tests/java/FaultDriver.java), compiled with tests/java's programs."""
+"""The Java client's fault driver (tests/java/FaultDriver.java), compiled with tests/java's programs by the
+java_build fixture (tests/javatarget.py) against the package amqgen.rabbit: its command."""
 
 from __future__ import annotations
 
@@ -6,4 +7,6 @@ from typing import Any
 
 
 def java_driver_command(build: Any) -> tuple[list[str], dict[str, str] | None]:
-    raise AssertionError("the Java client's fault driver (tests/java/FaultDriver.java) is not written yet")
+    from javatarget import tool
+
+    return [tool("java", "openjdk-17-jdk-headless"), "-cp", build.classpath(), "FaultDriver"], None

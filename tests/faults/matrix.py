@@ -22,6 +22,9 @@ Outcome kinds (every driver maps only its client's own error types to these; any
 - ``consumer_cancelled``: the client surfaced a consumer the broker cancelled.
 - ``version_refused``: the server answered the protocol header with its own (it speaks another version) and
   closed; the client says which version it offered (``server=`` the header's last four octets, e.g. ``1.1.0.10``).
+- ``unconfirmed``: a wait for confirms raised the client's error listing the publishes left unconfirmed
+  (``messages``: how many it listed, messages and not only delivery tags).
+- ``recovery_failed``: recovery gave up (attempts or time exhausted); later calls raise its final error.
 - ``local_error``: the client refused the call before writing anything (``usable=1``: the connection goes on).
 - ``error``: anything else (a builtin exception, a crash): always a failure.
 """
@@ -41,6 +44,13 @@ ITERATING = frozenset({"python", "aio", "java"})
 #: how each client spells an outcome kind (its exception class, or the C client's status): the drivers report
 #: it as ``raised=``, the runner checks it, and the docs table (tests/faults/table.py) shows it
 SPELLING: dict[str, dict[str, str]] = {}
+#: the C client's statuses (client/<prefix>_client.h, without the prefix; its driver reports them as raised=)
+_C_SPELLING = {"connection_lost": "CLIENT_LOST", "connection_closed": "CLIENT_CLOSED",
+               "channel_closed": "CLIENT_CHANNEL_CLOSED", "connect_failed": "CLIENT_CONNECT",
+               "connect_timeout": "CLIENT_TIMEOUT", "version_refused": "CLIENT_VERSION",
+               "callback_error": "CLIENT_CONSUMER"}
+for _kind, _spelled in _C_SPELLING.items():
+    SPELLING.setdefault(_kind, {})["c"] = _spelled
 
 #: heartbeat interval (s) of the rows that detect a silent or stalled peer: "lost within 2 intervals + 1 s"
 HB = 1
@@ -67,6 +77,9 @@ FAULT_ACTIONS = {
     "close_connection": "rabbitmqctl close_connection on the client's connection (matched by its port)",
     "delete_queue": "another connection deletes the scenario's queue",
     "memory_alarm": "the broker's memory high watermark set under its use (restored at the next phase)",
+    "restart": "the proxy refuses connections for 10 s and resets the open ones (a broker restarting)",
+    "refuse_long": "the proxy refuses connections for 30 s and resets the open ones (a broker gone)",
+    "blackhole_then_cut": "the proxy black-holes the connection, then resets it 1 s later",
 }
 
 
@@ -82,7 +95,8 @@ class Row:
     clients: frozenset[str] = frozenset(CLIENTS)
     target: str = "proxy"  # where the client connects: "proxy" (to the broker), "broker", "closed", "server:<script>"
     events: tuple[str, ...] = ()  # notifications the client must have given (event kinds), in this order
-    after: str | None = None  # a check the harness makes after the outcome (see test_fault_matrix.AFTER)
+    after: str | None = None  # a check the harness makes after the outcome (faults/harness.py, Run.execute)
+    refused: tuple[str, ...] = ()  # notifications the client must not have given
 
 
 MiB = 1 << 20
@@ -162,7 +176,8 @@ ROWS: tuple[Row, ...] = (
     Row("callback_raises", "a consumer callback raises", "callback_raises", {"heartbeat": 10},
         expect={"kind": "callback_error", "usable": 1}, within=5.0),
     Row("leave_consume_loop", "the caller leaves a consume loop, then consumes again", "consume_leave",
-        {"heartbeat": 10}, expect={"kind": "ok", "consumers": 1, "consumed": 2}, within=10.0, clients=ITERATING),
+        {"heartbeat": 10}, expect={"kind": "ok", "consumers": 1, "consumed": 2}, within=10.0, clients=ITERATING,
+        after="left_cancelled"),
     Row("acks_from_worker_threads", "200 deliveries (prefetch 10) acked by worker threads", "worker_acks",
         {"heartbeat": 10, "count": 200, "prefetch": 10}, expect={"kind": "ok", "consumed": 200}, within=20.0,
         clients=THREADED),
@@ -182,7 +197,58 @@ ROWS: tuple[Row, ...] = (
     Row("interleaved_content", "a server interleaves two deliveries' content frames on channels 1 and 2",
         "consume_server", {"heartbeat": 0}, expect={"kind": "ok", "consumed": 2, "body_ok": 1}, within=10.0,
         target="server:interleaved"),
+    # -- recovery (issue 42, docs/recovery.md) ----------------------------------------------------------------
+    *(Row(f"recover_after_{fault}_{style}",
+          f"{what}; {'an' if style == 'iterator' else 'a'} {style} consumer on a server-named queue goes on",
+          "recover_consume", {"heartbeat": HB if fault == "blackhole" else 10, "style": style},
+          fault=Fault(action, "consuming"), expect={"kind": "ok", "consumed": 2, "renamed": 1},
+          within=within, events=("recovery_started", "recovered"),
+          clients=ITERATING if style == "iterator" else frozenset(CLIENTS))
+      for fault, action, what, within in (
+          ("reset", "cut", "RST", 8.0), ("blackhole", "blackhole", "black-hole", 2 * HB + 8.0),
+          ("forced_close", "close_connection", "rabbitmqctl close_connection", 10.0),
+          ("restart", "restart", "connections refused for 10 s, then RST (a broker restart)", 20.0))
+      for style in ("iterator", "callback")),
+    Row("no_recovery_on_403", "recovery on, the broker refuses the login", "recover_refused",
+        {"heartbeat": 10, "password": "wrong"},
+        expect={"kind": "connection_closed", "code": 403, "recoveries": 0}, within=8.0, target="broker",
+        refused=("recovery_started",)),
+    Row("no_recovery_on_530", "recovery on, the broker refuses the virtual host", "recover_refused",
+        {"heartbeat": 10, "vhost": "amqgen-none"}, expect={"kind": "connection_closed", "code": 530, "recoveries": 0},
+        within=8.0, target="broker", refused=("recovery_started",)),
+    Row("no_recovery_on_close", "recovery on, the application closes the connection", "recover_user_close",
+        {"heartbeat": 10}, expect={"kind": "ok", "recoveries": 0}, within=8.0, refused=("recovery_started",)),
+    Row("no_recovery_on_channel_error", "recovery on, a passive declare of a missing queue", "recover_channel_error",
+        {"heartbeat": 10}, expect={"kind": "channel_closed", "code": 404, "usable": 1, "recoveries": 0}, within=8.0,
+        refused=("recovery_started",)),
+    Row("recovery_reports_unconfirmed", "20 publishes black-holed, then RST: reported to the caller",
+        "recover_unconfirmed", {"heartbeat": 10, "count": 20, "republish": 0},
+        fault=Fault("blackhole_then_cut", "ready"), expect={"kind": "unconfirmed", "messages": 20}, within=10.0,
+        events=("recovery_started",), after="queue_depth_0"),
+    Row("recovery_republishes_unconfirmed", "20 publishes black-holed, then RST: published again",
+        "recover_unconfirmed", {"heartbeat": 10, "count": 20, "republish": 1},
+        fault=Fault("blackhole_then_cut", "ready"), expect={"kind": "ok", "confirmed": 20}, within=10.0,
+        events=("recovery_started", "recovered"), after="queue_depth_count"),
+    Row("stale_ack_after_recovery", "a delivery taken before a RST is acked after recovery", "recover_stale_ack",
+        {"heartbeat": 10}, fault=Fault("cut", "delivered"),
+        expect={"kind": "ok", "redelivered": 1, "usable": 1}, within=10.0, events=("recovered",)),
+    Row("recovery_gives_up", "connections refused for 30 s, recovery limited to 3 attempts", "recover_gives_up",
+        {"heartbeat": 10}, fault=Fault("refuse_long", "connected"), expect={"kind": "recovery_failed"},
+        within=10.0, events=("recovery_started", "recovery_failed")),
 )
 
 BY_ID = {r.id: r for r in ROWS}
 assert len(BY_ID) == len(ROWS), "row ids are unique"
+
+# the Java client's spelling of each kind (tests/java/FaultDriver.java reports it as raised=): its exception types,
+# nested in the generated Client class, and the package's EncodeException for a value that does not fit. A
+# callback's exception reaches Client.onCallbackError as the ChannelClosedException (200) its channel was closed
+# with; a consumer the server cancels is a ConsumerCancelledException from the iterator, or the cancelled callback
+# of Channel.consume (two spellings: the kind is not in this table for Java)
+for _kind, _spelled in {
+    "connect_failed": "Client.ConnectFailedException", "connect_timeout": "Client.ConnectTimeoutException",
+    "version_refused": "Client.VersionRefusedException", "connection_closed": "Client.ConnectionClosedException",
+    "connection_lost": "Client.ConnectionLostException", "channel_closed": "Client.ChannelClosedException",
+    "callback_error": "Client.ChannelClosedException", "local_error": "EncodeException",
+}.items():
+    SPELLING.setdefault(_kind, {})["java"] = _spelled

@@ -62,7 +62,7 @@ public final class ClientReturns {
         }
     }
 
-    /** Waits (at most 10 s) for the I/O thread to close a channel whose callback threw. */
+    /** Waits (at most 10 s) for the dispatch thread to close a channel whose callback threw. */
     static void awaitClosed(Client.Channel ch) throws InterruptedException {
         for (int i = 0; i < 1000 && ch.open(); i++) {
             Thread.sleep(10);
@@ -83,7 +83,7 @@ public final class ClientReturns {
     }
 
     static void throwingCallbacks(Client conn, String ex, String prefix) throws InterruptedException {
-        // a consumer callback that throws on its first delivery: its channel closes, the I/O thread goes on
+        // a consumer callback that throws on its first delivery: its channel closes, the dispatch thread goes on
         Client.Channel a = conn.openChannel();
         String q = a.queueDeclare(new QueueDeclare().withQueue(prefix + "-throws").withExclusive(true)).queue();
         RuntimeException boom = new IllegalStateException("from the consumer");
@@ -141,7 +141,7 @@ public final class ClientReturns {
     static void returns(Client.Channel ch, String ex, String prefix) {
         String q = ch.queueDeclare(new QueueDeclare().withQueue(prefix + "-q").withExclusive(true)).queue();
         List<Client.Returned> returned = new ArrayList<>();
-        ch.onReturn(returned::add); // the I/O thread adds; read after waitForConfirms (the same lock orders it)
+        ch.onReturn(returned::add); // the dispatch thread adds, before waitForConfirms returns (it waits for that)
         ch.confirmSelect(new ConfirmSelect());
         BasicProperties p = BasicProperties.builder().messageId("m2").build();
         long routed1 = ch.publish(new BasicPublish().withRoutingKey(q).withMandatory(true), null, new byte[] {1});
