@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
 """Compare the generated AMQP 1.0 Python codec (amqgen, `render --lang python --spec 1-0`) with Qpid Proton's
-Python binding (python-qpid-proton: its C codec called from Python).
+Python binding (python-qpid-proton: its C codec called from Python) and Azure's pure-Python stack
+(azure-servicebus's `_pyamqp`).
 
-Run:  .venv/bin/python bench/bench_amqp10.py [--readme bench/README.md] [--quick]
+Run:  .venv/bin/python bench/bench_amqp10.py [--readme bench/README.md] [--rounds 11] [--quick]
       .venv/bin/python bench/bench_amqp10.py --callgrind [--runs 200,1000] [--readme bench/README.md]
-      (instructions per operation with callgrind, every case for amqgen, Azure's _pyamqp and Proton: see matrix)
+      (instructions per operation with callgrind instead of CPU time: see matrix)
 
-Four cases, the same octets and values on both sides:
-  1. decode an `open` frame (RabbitMQ-like: container-id, hostname, max-frame-size, channel-max, idle-time-out,
-     offered capabilities, properties) to Python values;
-  2. decode a `transfer` frame carrying a 4-section message (header, properties, application-properties, a data
-     body) to Python values: the transfer's fields and every section's;
-  3. encode that `open` as a frame;
-  4. encode that transfer and message as a frame.
-Proton's side: the 8-octet frame header by `struct`, the performative by `proton.Data` (decode + get_object, or
-put_object + encode), the message by `proton.Message` (decode, then reading every section it holds; or setting
-them and encode). Before timing, both sides' results are checked to be the same values (decode) or to decode to
-the same values in the other library (encode). Reported: operations per second and amqgen's ratio to Proton.
+The cases, the same octets and values on every side (``matrix``): decode and encode an `open` frame
+(RabbitMQ-like: container-id, hostname, max-frame-size, channel-max, idle-time-out, offered capabilities,
+properties), and a `transfer` frame carrying a message (header, properties, application-properties, a data body of
+100 B, 1 KiB or 64 KiB). Proton's side: the 8-octet frame header by `struct`, the performative by `proton.Data`, the
+message by `proton.Message`; Azure's: its `_decode` / `_encode`, its strings decoded to str and its bodies copied to
+bytes as ours are. Before anything is measured, each side's results are checked to be the same values (decode) or
+to decode to the same values in the other library (encode).
+
+Measured: CPU time (``time.process_time``) per operation, in interleaved rounds (``bench_common.interleaved``:
+every library runs each case for about 0.1 s of CPU in turn, the order rotated per round); reported per case: the
+median per library, and each peer's time over ours as the median of the rounds' ratios with the lowest and
+highest round (above 1: amqgen ahead).
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ import operator
 import platform
 import re
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
 import tempfile
-import timeit
 import uuid
 from collections.abc import Callable
 from importlib import metadata
@@ -44,7 +46,7 @@ import proton
 from proton import Data, Described, Message, symbol, uint, ulong, ushort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import cpu_model, write_block
+from bench_common import cpu_model, interleaved, ratios, write_block
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAD = struct.Struct(">IBBH")
@@ -266,34 +268,6 @@ def ours_transfer(a: Any, c: dict[str, Any], msg: Any, frame: bytes) -> tuple[Ca
     return decode, encode
 
 
-def azure_rows(a: Any, c: dict[str, Any], quick: bool) -> list[tuple[str, float, float, float]]:
-    """open, transfer + 100 B and transfer + 64 KiB, decoded and encoded by ours and by Azure's _pyamqp (see
-    azure_side for the equal work)."""
-    az = azure_side(a, c)
-    rows: list[tuple[str, float, float, float]] = []
-    rows.append(("decode open", timed(lambda: a.decode_frames(c["open_frame"])[0].performative, quick),
-                 timed(lambda: az["decode open"](c["open_frame"]), quick), 0.0))
-    rows.append(("encode open", timed(lambda: a.encode_frame(c["open"]), quick), timed(az["encode open"], quick),
-                 0.0))
-    for label, size in (("transfer + 100 B", 100), ("transfer + 64 KiB", 65536)):
-        body = bytes(i % 251 for i in range(size))
-        msg, frame = transfer_frame(a, c, body)
-        amsg = az["message"](body)
-
-        ours_decode, ours_encode = ours_transfer(a, c, msg, frame)
-
-        _, m, props, app, _ = az["decode transfer"](frame)
-        assert bytes(m.data[0] if isinstance(m.data, list) else m.data) == body
-        assert props == ("msg-000123", "orders.created", "application/json") and app == msg.application_properties
-        back = a.decode_frames(az["encode transfer"](amsg))[0]
-        assert a.Message.decode(back.payload).body[0].value == body and back.performative.delivery_id == 4711
-        rows.append((f"decode {label}", timed(ours_decode, quick),
-                     timed(lambda f=frame: az["decode transfer"](f), quick), 0.0))
-        rows.append((f"encode {label}", timed(ours_encode, quick),
-                     timed(lambda m=amsg: az["encode transfer"](m), quick), 0.0))
-    return [(n, o, z, o / z) for n, o, z, _ in rows]
-
-
 # -- instruction counts (callgrind): every case, each library ---------------------------------------------------
 LIBS = ("amqgen", "Azure", "Proton")
 SIZES = (("100 B", 100), ("1 KiB", 1024), ("64 KiB", 65536))
@@ -392,11 +366,20 @@ def callgrind_main(readme: Path | None, runs: tuple[int, int]) -> None:
         write_block(readme, "bench-amqp10-callgrind", block)
 
 
-def timed(fn: Callable[[], Any], quick: bool) -> float:
-    """Operations per second: the best of 5 (quick: 2) runs of about 0.2 s each."""
-    n = 200 if quick else 2000
-    best = min(timeit.repeat(fn, number=n, repeat=2 if quick else 5))
-    return n / best
+def cpu_table(a: Any, c: dict[str, Any], rounds: int, quick: bool) -> str:
+    """Every case of ``matrix``, each library's CPU per operation in interleaved rounds: a markdown table."""
+    table = matrix(a, c)
+    head = ("| case | amqgen us | Azure us | Proton us | Azure / amqgen (rounds: low-high) "
+            "| Proton / amqgen (rounds: low-high) |")
+    lines = [head, "|---|---:|---:|---:|---:|---:|"]
+    for case, fns in table.items():
+        r = interleaved(fns, rounds=rounds, target=0.02 if quick else 0.1)
+        med = {lib: statistics.median(r[lib]) * 1e6 for lib in LIBS}
+        az, pr = ratios(r["amqgen"], r["Azure"]), ratios(r["amqgen"], r["Proton"])
+        lines.append(f"| {case} | {med['amqgen']:.2f} | {med['Azure']:.2f} | {med['Proton']:.2f} | "
+                     f"{az[0]:.2f}x ({az[1]:.2f}-{az[2]:.2f}) | {pr[0]:.2f}x ({pr[1]:.2f}-{pr[2]:.2f}) |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -408,6 +391,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--readme", type=Path, default=None, help="write the results table into this README")
     ap.add_argument("--quick", action="store_true", help="a short run (checks, and rough figures)")
+    ap.add_argument("--rounds", type=int, default=11, help="interleaved rounds (default 11)")
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions per operation with callgrind (valgrind) instead of timing")
     ap.add_argument("--runs", default="200,1000", help="--callgrind: the two run lengths (operations)")
@@ -420,25 +404,12 @@ def main() -> None:
         a = render(Path(tmp))
         c = cases(a)
         check(a, c)
-        mine = ours(a, c)
-        peer = {"decode open": lambda: proton_decode_open(c["open_frame"]),
-                "decode transfer + message": lambda: proton_decode_transfer(c["transfer_frame"]),
-                "encode open": proton_encode_open, "encode transfer + message": proton_encode_transfer}
-        rows = []
-        for name in mine:
-            ours_ops, proton_ops = timed(mine[name], args.quick), timed(peer[name], args.quick)
-            rows.append((name, ours_ops, proton_ops, ours_ops / proton_ops))
-        arows = azure_rows(a, c, args.quick)
+        rounds = 3 if args.quick else args.rounds
+        body = cpu_table(a, c, rounds, args.quick)
     machine = (f"Machine: {cpu_model(platform.processor() or 'unknown')}, Python {platform.python_version()}, "
-               f"python-qpid-proton {metadata.version('python-qpid-proton')}; one run, best of 5.")
-    lines = [machine, "", "| case | amqgen ops/s | Proton ops/s | amqgen / Proton |", "|---|---:|---:|---:|"]
-    lines += [f"| {n} | {o:,.0f} | {p:,.0f} | {r:.2f}x |" for n, o, p, r in rows]
-    azure = (f"Against Azure's pure-Python stack (azure-servicebus {metadata.version('azure-servicebus')}, "
-             "`_pyamqp`; its strings decoded to str and its data bodies copied to bytes as ours are, see azure_rows):")
-    lines += ["", azure, "",
-              "| case | amqgen ops/s | Azure ops/s | amqgen / Azure |", "|---|---:|---:|---:|"]
-    lines += [f"| {n} | {o:,.0f} | {p:,.0f} | {r:.2f}x |" for n, o, p, r in arows]
-    block = "\n".join(lines)
+               f"python-qpid-proton {metadata.version('python-qpid-proton')}, azure-servicebus "
+               f"{metadata.version('azure-servicebus')}; CPU time per operation, {rounds} interleaved rounds (median).")
+    block = machine + "\n\n" + body
     print(block)
     if args.readme is not None:
         write_block(args.readme, "bench-amqp10", block)

@@ -112,6 +112,7 @@ TIERS: dict[str, str] = {
     "test_differential": "targets",
     "test_engine_diff": "targets",
     "test_amqp10_engine_props": "targets",
+    "test_amqp10_hostile": "targets",
     "test_engine_lifecycle": "targets",
     "test_java_checks": "targets",
     "test_java_hostile": "targets",
@@ -119,7 +120,9 @@ TIERS: dict[str, str] = {
     "test_overlay": "targets",
     "test_python_engine": "targets",
     # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
+    "test_amqp10_clients": "peers",
     "test_amqp10_engine": "peers",
+    "test_amqp10_listener": "peers",
     "test_amqp10_payload_view": "peers",
     "test_amqp10_proton_container": "peers",
     "test_amqp10_refcodec": "peers",
@@ -130,6 +133,7 @@ TIERS: dict[str, str] = {
     "test_c_interop": "peers",
     "test_c_server": "peers",
     "test_fault_matrix": "peers",
+    "test_fault_matrix10": "peers",
     "test_java_broker": "peers",
     "test_java_engine": "peers",
     "test_java_interop": "peers",
@@ -186,7 +190,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # test ids only, so the two tables are written out here and each collection checks them against the markers and
 # fixtures (as TIERS: a module missing from them stops the collection).
 BROKER_GROUP = {
-    "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_java_broker",
+    "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_fault_matrix10",
+    "test_java_broker",
     "test_java_engine", "test_overlay", "test_python10_broker", "test_python_broker", "test_python_client",
     "test_python_engine", "test_readme", "test_recovery_soak", "test_traffic", "test_traffic_index", "test_traffic_output",
     "test_traffic_sequence", "test_traffic_spark",

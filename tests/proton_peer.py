@@ -103,3 +103,118 @@ def proton_encode(obj: Any) -> bytes:
     d = Data()
     d.put_object(obj)
     return bytes(d.encode())
+
+
+# -- Proton as a broker (its Container listening): the peer RabbitMQ cannot play ----------------------------------
+class ProtonBroker:
+    """Qpid Proton's Container as a small broker, in a thread of its own: a queue per address (a list of message
+    bodies, each accepted as it comes); every protocol decision is Proton's. Options:
+
+    - ``credit``: "window" (Proton's prefetch of ``window`` per receiving link), "one" (one credit at a time: a new
+      one after each message, the per-message-credit peer of issue 43), or a number (granted once, never more);
+    - ``max_message_size``: announced on every link Proton attaches (a client must not send more);
+    - ``refuse``: addresses whose links Proton refuses: its attach names no address, then (``detach=True``) its
+      detach carries amqp:not-found; with ``detach=False`` no detach follows;
+    - ``close_with``: (condition, description) Proton closes each connection with once a link is up.
+
+    ``received``: the bodies every sending link brought, per address; ``url``: ``host:port``."""
+
+    def __init__(self, *, credit: str | int = "window", window: int = 10, max_message_size: int | None = None,
+                 refuse: tuple[str, ...] = (), detach: bool = True,
+                 close_with: tuple[str, str] | None = None) -> None:
+        import socket
+        import threading
+
+        from proton.handlers import MessagingHandler
+        from proton.reactor import Container
+
+        broker = self
+        self.queues: dict[str, list[bytes]] = {}
+        self.received: dict[str, int] = {}
+        self.errors: list[Any] = []
+        self.listening = threading.Event()
+        probe = socket.create_server(("127.0.0.1", 0))
+        self.url = f"127.0.0.1:{probe.getsockname()[1]}"
+        probe.close()
+
+        class Handler(MessagingHandler):  # type: ignore[misc]
+            def __init__(self) -> None:
+                super().__init__(prefetch=window if credit == "window" else 0)
+                self.senders: dict[Any, str] = {}
+
+            def on_start(self, event: Any) -> None:
+                broker.container = event.container
+                broker.acceptor = event.container.listen(broker.url)
+                broker.listening.set()
+
+            def on_link_opening(self, event: Any) -> None:
+                link = event.link
+                address = (link.remote_source if link.is_sender else link.remote_target).address
+                if max_message_size is not None:
+                    link.max_message_size = max_message_size
+                if address in refuse:
+                    return  # the answer names no address: refused (2.6.3)
+                if link.is_sender:
+                    link.source.address = address
+                    self.senders[link] = address
+                else:
+                    link.target.address = address
+
+            def on_link_opened(self, event: Any) -> None:
+                link = event.link
+                address = (link.remote_source if link.is_sender else link.remote_target).address
+                if address in refuse:
+                    if detach:
+                        link.condition = proton.Condition("amqp:not-found", f"no node {address}")
+                        link.close()
+                    return
+                if link.is_receiver and credit != "window":
+                    link.flow(1 if credit == "one" else int(credit))
+                if close_with is not None:
+                    event.connection.condition = proton.Condition(*close_with)
+                    event.connection.close()
+
+            def on_sendable(self, event: Any) -> None:
+                self.drain(event.link)
+
+            def drain(self, link: Any) -> None:
+                q = broker.queues.setdefault(self.senders.get(link, ""), [])
+                while link.credit > 0 and q:
+                    link.send(proton.Message(body=q.pop(0), inferred=True))
+
+            def on_message(self, event: Any) -> None:
+                address = event.link.target.address
+                broker.queues.setdefault(address, []).append(bytes(event.message.body))
+                broker.received[address] = broker.received.get(address, 0) + 1
+                if credit == "one":
+                    event.receiver.flow(1)
+                for link, a in list(self.senders.items()):
+                    if a == address:
+                        self.drain(link)
+
+            def on_transport_error(self, event: Any) -> None:
+                broker.errors.append(event.transport.condition)
+
+        self.thread = threading.Thread(target=Container(Handler()).run, daemon=True)
+        self.thread.start()
+        assert self.listening.wait(10), "Proton's container did not listen"
+
+    def stop(self) -> None:
+        """Stops listening and the container (its connections dropped)."""
+        self.container.schedule(0, _Stop(self))
+        self.thread.join(10)
+
+    def __enter__(self) -> ProtonBroker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _Stop:
+    def __init__(self, broker: ProtonBroker) -> None:
+        self.broker = broker
+
+    def on_timer_task(self, event: Any) -> None:
+        self.broker.acceptor.close()
+        event.container.stop()

@@ -204,9 +204,11 @@ def test_idle_timeout_heartbeats_and_a_silent_peer(eng: ModuleType) -> None:
 
 
 @pytest.mark.broker
-def test_example_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None) -> None:
-    """The review's workload, 2,000 messages, on the example (at most 30 code lines), PLAIN then ANONYMOUS."""
-    src = (ROOT / "examples" / "amqp10_client.py").read_text()
+@pytest.mark.parametrize("example", ["amqp10_client.py", "amqp10_client_aio.py"])
+def test_example_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None, example: str) -> None:
+    """The review's workload, 2,000 messages, on the blocking and the asyncio example (each at most 30 code
+    lines), PLAIN then ANONYMOUS."""
+    src = (ROOT / "examples" / example).read_text()
     code = src.split('"""')[0] + src.split('"""')[2]
     assert len([ln for ln in code.splitlines() if ln.strip() and not ln.strip().startswith("#")]) <= 30
     pkg = Path(amqp10.__file__).parent
@@ -216,7 +218,7 @@ def test_example_against_rabbitmq(amqp10: ModuleType, amqp10_plugin_on: None) ->
     env = dict(os.environ, PYTHONPATH=str(pkg.parent))
     for url, n in (("amqp://guest:guest@127.0.0.1:5672", "2000"), ("amqp://127.0.0.1:5672", "200")):
         q = f"/queue/amqgen-w35-{uuid.uuid4().hex[:10]}"
-        p = subprocess.run([sys.executable, str(ROOT / "examples" / "amqp10_client.py"), url, q, n], env=env,
+        p = subprocess.run([sys.executable, str(ROOT / "examples" / example), url, q, n], env=env,
                            capture_output=True, text=True, timeout=120, check=False)
         import pika  # the plugin declared the queue: delete it over 0-9-1
 

@@ -366,6 +366,9 @@ class ProtonServer(MessagingHandler):  # type: ignore[misc]
         self.frames_in = event.transport.frames_input
         self.acceptor.close()
 
+    def on_transport_closed(self, event: Any) -> None:
+        self.acceptor.close()  # the transport ended without a close handshake (Proton's own error): done too
+
     def join(self) -> None:
         self.thread.join(20)
         assert not self.thread.is_alive(), "Proton's container did not finish"
@@ -388,7 +391,7 @@ def test_our_client_against_a_proton_server_idle_and_close_with_error(amqp10: Mo
     assert server.frames_in >= 2.5 / 0.4, server.frames_in  # our empty frames, at least one per 0.4 s
 
     server = ProtonServer(close_with=("amqp:connection:forced", "h4 proton says bye"))
-    with pytest.raises(client.ConnectionError) as raised, client.Connection(f"amqp://{server.url}",
+    with pytest.raises(client.ConnectionClosedError) as raised, client.Connection(f"amqp://{server.url}",
                                                                          timeout=10) as conn:
         conn.sender("h4-forced")
         conn.sender("h4-forced-2")  # the close arrives while this waits
@@ -424,7 +427,7 @@ def test_our_asyncio_client_against_a_proton_server_idle_both_ways(amqp10: Modul
     async def silent_peer(server: ProtonServer) -> Any:
         conn = await aio.connect(f"amqp://{server.url}", timeout=10, idle_timeout=0.5)
         receiver = await conn.receiver("h3-aio-silent", credit=5)
-        with pytest.raises(aio.ConnectionError) as raised:
+        with pytest.raises(aio.ConnectionLostError) as raised:
             await receiver.receive(timeout=10)
         await conn.close()
         return raised.value
@@ -445,7 +448,7 @@ def test_our_blocking_client_closes_on_a_silent_proton_server(amqp10: ModuleType
     server = ProtonServer(silent=(1.5, 2.0))
     with client.Connection(f"amqp://{server.url}", timeout=10, idle_timeout=0.5) as conn:
         receiver = conn.receiver("h3-silent", credit=5)
-        with pytest.raises(client.ConnectionError) as raised:
+        with pytest.raises(client.ConnectionLostError) as raised:
             receiver.receive(timeout=10)
     server.join()
     assert raised.value.condition == "amqp:resource-limit-exceeded" and "no frame from the peer" in str(raised.value)
@@ -517,3 +520,73 @@ def amqp_value(payload: bytes) -> bytes:
     m = Message()
     m.decode(payload)
     return bytes(m.body)
+
+
+def _engine_client(eng: ModuleType, server: ProtonServer) -> tuple[Any, Any, Callable[..., list[Any]]]:
+    """Our engine as a client of ``server``, through SASL ANONYMOUS, open and begin: (engine, socket, until)."""
+    host, port = server.url.split(":")
+    e = eng.Engine(client=True, sasl=("ANONYMOUS",), hostname=host)
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    got: list[Any] = []
+
+    def until(done: Callable[[list[Any]], bool]) -> list[Any]:
+        for _ in range(200):
+            if done(got):
+                return got
+            out = e.data_to_send()
+            if out:
+                sock.sendall(out)
+            e.receive_data(sock.recv(65536))
+            got.extend(iter(e.next_event, None))
+        raise AssertionError(f"never: {got}")
+
+    until(lambda got: any(isinstance(ev, eng.Authenticated) for ev in got))
+    e.open()
+    until(lambda got: any(isinstance(ev, eng.ConnectionOpened) for ev in got))
+    return e, sock, until
+
+
+def test_proton_refuses_a_link_name_attached_twice_as_our_server_does(eng: ModuleType, amqp10: ModuleType) -> None:
+    """2.6.1 (issue 43, item 10): our engine client attaches a sender named "dup", then writes a second attach with
+    the same name and role by hand (the engine refuses to send it): Proton closes the connection with
+    amqp:invalid-field, the condition our server role gives the same octets (test_amqp10_hostile.py)."""
+    server = ProtonServer()
+    e, sock, until = _engine_client(eng, server)
+    ch = e.begin()
+    e.attach(ch, "dup", eng.SENDER, None, "q-dup")
+    until(lambda got: any(isinstance(ev, eng.LinkAttached) for ev in got))
+    e._write(amqp10.encode_frame(amqp10.Attach(name="dup", handle=7, role=False, target=amqp10.Target(address="q-dup"),
+                                               initial_delivery_count=0), ch))
+    got = until(lambda got: e.remote_closed)
+    closed = [ev for ev in got if isinstance(ev, eng.ConnectionClosed)]
+    sock.close()
+    server.join()
+    assert closed and str(closed[0].error.condition) == "amqp:invalid-field", got
+    assert [c.name for c in server.errors] == ["amqp:invalid-field"]
+
+
+def test_credit_our_receiver_grants_before_protons_attach_is_kept(eng: ModuleType) -> None:
+    """Issue 43, item 4: our receiving link grants 3 credits in the same write as its attach (as Proton's own
+    receivers do); Proton's sender answers the attach, then sends 3 messages on that credit: all 3 delivered, no
+    transfer-limit-exceeded."""
+
+    class Server(ProtonServer):
+        def on_sendable(self, event: Any) -> None:
+            while event.link.credit > 0 and self.left:
+                event.link.send(Message(body=self.left.pop(0)))
+
+    server = Server()
+    server.left = [b"early %d" % i for i in range(3)]
+    e, sock, until = _engine_client(eng, server)
+    ch = e.begin()
+    until(lambda got: e._sessions[ch].remote_channel is not None)
+    h = e.attach(ch, "early", eng.RECEIVER, "q-early", None)
+    e.flow(ch, h, 3)  # before Proton's attach comes back
+    got = until(lambda got: sum(isinstance(ev, eng.Delivered) for ev in got) == 3 or any(
+        isinstance(ev, eng.ProtocolViolation) for ev in got))
+    e.close()
+    until(lambda got: e.remote_closed)
+    sock.close()
+    server.join()
+    assert not [ev for ev in got if isinstance(ev, eng.ProtocolViolation)], got
+    assert [amqp_value(ev.payload) for ev in got if isinstance(ev, eng.Delivered)] == [b"early 0", b"early 1", b"early 2"]

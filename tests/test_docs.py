@@ -632,3 +632,11 @@ def test_1_0_reference_loads_and_deep_links_in_chromium(browser: Any, html10: Pa
     # the style applied (not blocked by the CSP): the table cells have their border
     assert browser.execute_script(
         "return getComputedStyle(document.querySelector('td')).borderTopStyle") == "solid"
+
+
+def test_the_amqp10_fault_table_is_what_the_matrix_renders() -> None:
+    """docs/amqp10.md's fault table is tests/faults/table10.py's rendering of the 1.0 rows the suite runs."""
+    from faults import table10
+
+    page = (ROOT / "docs" / "amqp10.md").read_text(encoding="utf-8")
+    assert table10.replace(page) == page, "run: python tests/faults/table10.py docs/amqp10.md"

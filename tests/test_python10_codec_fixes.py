@@ -105,11 +105,12 @@ def test_a_junk_padded_megabyte_array_fails_before_building_elements(amqp10: Mod
     # a fixed-width array whose count and size disagree: refused before reading
     with pytest.raises(amqp10.DecodeError, match="elements of 4 octets"):
         amqp10.decode_value(b"\xf0\x00\x10\x00\x05\x00\x00\x10\x00\x70" + bytes(0x100000))
-    # a count no size bounds (elements of no octets) stops at MAX_EMPTY_ELEMENTS, documented in constants
-    over = amqp10.constants.MAX_EMPTY_ELEMENTS + 1
+    # a count no size bounds (elements of no octets) is paid from the decode's budget, EMPTY_PER_OCTET per input
+    # octet (documented in constants): 10 octets hold 160 nulls, not 161
+    per = amqp10.constants.EMPTY_PER_OCTET
     with pytest.raises(amqp10.DecodeError, match="no octets"):
-        amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + over.to_bytes(4, "big") + b"\x40")
-    assert len(amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (over - 1).to_bytes(4, "big") + b"\x40")) == over - 1
+        amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (10 * per + 1).to_bytes(4, "big") + b"\x40")
+    assert len(amqp10.decode_value(b"\xf0\x00\x00\x00\x05" + (10 * per).to_bytes(4, "big") + b"\x40")) == 10 * per
 
 
 # -- one depth limit, both ways ---------------------------------------------------------------------------------
@@ -318,3 +319,43 @@ def test_a_server_allows_the_header_after_the_outcome_it_wrote(amqp10: ModuleTyp
     assert [type(f).__name__ for f in got] == ["ProtocolHeader", "Frame"] and got[0].protocol_id == 0
     with pytest.raises(amqp10.DecodeError):  # once: a second header is misplaced again
         reader.feed(header)
+
+
+# -- issue 43, item 11 ---------------------------------------------------------------------------------------------
+def test_source_filter_keys_are_symbols_as_proton_reads_them(amqp10: ModuleType) -> None:
+    # old: the filter map's keys went out as strings (a1), its values unchecked
+    selector = amqp10.Described(amqp10.Symbol("apache.org:selector-filter:string"), "colour = 'red'")
+    source = amqp10.Source(address="q", filter_={"sel": selector})
+    peer = proton_reads(source.encode())
+    filters = peer.value[7]
+    assert list(filters) == ["sel"] and type(next(iter(filters))) is proton.symbol
+    assert filters["sel"].descriptor == "apache.org:selector-filter:string"
+    assert type(filters["sel"].descriptor) is proton.symbol
+    with pytest.raises(amqp10.EncodeError, match="null or described"):
+        amqp10.Source(address="q", filter_={"sel": "colour = 'red'"}).encode()
+    with pytest.raises(amqp10.EncodeError, match="key is a symbol"):
+        amqp10.Source(address="q", filter_={7: selector}).encode()
+
+
+def test_application_properties_take_simple_values_only(amqp10: ModuleType) -> None:
+    # old: a list value was written; 3.2.5 allows simple types only (no map, list or array)
+    for bad in ([1, 2], (1,), {"a": 1}, amqp10.Array("int", [1])):
+        with pytest.raises(amqp10.EncodeError, match="simple type"):
+            amqp10.Message([amqp10.Data(b"x")], application_properties={"k": bad}).encode()
+    ok = amqp10.Message([amqp10.Data(b"x")], application_properties={"k": amqp10.UInt(3), "s": amqp10.Symbol("v")})
+    assert amqp10.Message.decode(ok.encode()) == ok
+    # a peer's message holding one is still read: the rule binds what we write
+    m = proton.Message(body=b"x", properties={"k": [1, 2]})
+    got = amqp10.Message.decode(m.encode())
+    assert got.application_properties == {"k": [1, 2]}
+
+
+def test_a_string_descriptor_re_encodes_as_a_string_descriptor(amqp10: ModuleType) -> None:
+    # old: re-encoded as a symbol descriptor (00 a3 01 78 40)
+    again = amqp10.encode_value(amqp10.decode_value(STRING_DESCRIPTOR))
+    assert again == STRING_DESCRIPTOR
+    assert type(proton_reads(again).descriptor) is str  # Proton reads a string descriptor, as it wrote
+    symbolic = amqp10.encode_value(amqp10.Described(amqp10.Symbol("x"), None))
+    assert symbolic == bytes.fromhex("00a3017840") and type(proton_reads(symbolic).descriptor) is proton.symbol
+    arr = bytes.fromhex("e00701") + b"\x00\xa1\x01x\x52\x07"
+    assert amqp10.encode_value(amqp10.decode_value(arr)) == arr

@@ -128,6 +128,8 @@ _VIOLATIONS: tuple[tuple[str, str, str, Endpoint, str, str], ...] = (
      "no frame from the peer within its announced idle time-out"),
     ("window-violation", "session-error", "window-violation", "session", "2.5.6",
      "a transfer beyond the incoming window this end announced"),
+    ("link-name-in-use", "amqp-error", "invalid-field", "connection", "2.6.1",
+     "an attach naming a link (name and role) the peer has attached on this session already"),
     ("handle-in-use", "session-error", "handle-in-use", "session", "2.6.2",
      "an attach on a handle the peer already uses"),
     ("unattached-handle", "session-error", "unattached-handle", "session", "2.6.2",

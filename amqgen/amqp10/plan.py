@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..errors import Location, SpecError
 from . import wire
 from .model import Composite, Restricted, Spec
-from .refcodec import MAX_DEPTH, MAX_EMPTY_ELEMENTS  # every 1.0 codec's bounds: the corpus's limits
+from .refcodec import EMPTY_PER_OCTET, LIST0_COST, MAX_DEPTH  # every 1.0 codec's bounds: the corpus's limits
 
 FieldKind = Literal["primitive", "composite", "any"]
 
@@ -29,6 +29,14 @@ KEY_TYPES: dict[str, tuple[tuple[str, ...], str]] = {
     "fields": (("symbol",), "part 2, 2.8.13"),
     "annotations": (("symbol", "ulong"), "part 3, 3.2.10"),
     "application-properties": (("string",), "part 3, 3.2.5"),
+    "filter-set": (("symbol",), "part 3, 3.5.8"),
+}
+#: the values of those maps, where the prose restricts them too: "simple" (no list, map or array: 3.2.5 says
+#: application-properties hold simple types only) or "described" (null or a described value: 3.5.8, a filter).
+#: An encoder refuses another value; a decoder reads it (a peer's message is not refused for it).
+VALUE_RULES: dict[str, tuple[str, str]] = {
+    "application-properties": ("simple", "part 3, 3.2.5"),
+    "filter-set": ("described", "part 3, 3.5.8"),
 }
 
 
@@ -54,6 +62,7 @@ class FieldPlan:
     default: Any  # resolved to the primitive's value; None when the spec gives none
     requires: tuple[str, ...]
     key_types: tuple[str, ...] = ()  # a map whose keys the prose restricts (KEY_TYPES); () for any key
+    value_rule: str = ""  # and its values (VALUE_RULES): "simple", "described" or "" for any value
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class DescribedPlan:
     fields: tuple[FieldPlan, ...]  # composites
     source: str | None  # sections: the primitive the value has ("binary", "list", "map", "*")
     key_types: tuple[str, ...] = ()  # map sections: the keys' primitives (KEY_TYPES)
+    value_rule: str = ""  # map sections: what the values may be (VALUE_RULES)
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,8 @@ class Plan:
     body_sections: tuple[str, ...]
     definitions: tuple[tuple[str, str], ...]
     max_depth: int
-    max_empty_elements: int
+    empty_per_octet: int  # array elements of no octets one decode may build per octet of its input
+    list0_cost: int  # what one list0 element (a new list) costs of that budget
     frame_header_size: int
     frame_types: tuple[tuple[str, int], ...]
     protocol_ids: tuple[tuple[str, int], ...]
@@ -118,14 +129,21 @@ def _build(spec: Spec) -> Plan:
         c.name for c in spec.composites if "section" in c.provides}
 
     def keys(name: str) -> tuple[str, ...]:
+        return KEY_TYPES[k][0] if (k := restricting(name)) else ()
+
+    def values(name: str) -> str:
+        return VALUE_RULES[k][0] if (k := restricting(name)) in VALUE_RULES else ""
+
+    def restricting(name: str) -> str:
+        """The type of KEY_TYPES ``name`` restricts (itself, or one up its source chain), or ""."""
         seen: set[str] = set()
         while name not in KEY_TYPES:
             t = types.get(name)
             if not isinstance(t, Restricted) or name in seen:
-                return ()
+                return ""
             seen.add(name)
             name = t.source
-        return KEY_TYPES[name][0]
+        return name
 
     def field(i: int, f: Any) -> FieldPlan:
         if f.type == "*":
@@ -138,7 +156,7 @@ def _build(spec: Spec) -> Plan:
                              f.requires)
         prim = t.primitive if isinstance(t, Restricted) else t.name
         return FieldPlan(i, f.name, f.type, "primitive", prim, (), f.mandatory, f.multiple, f.value, f.requires,
-                         keys(f.type))
+                         keys(f.type), values(f.type))
 
     described: list[DescribedPlan] = []
     for c in spec.composites:
@@ -147,7 +165,7 @@ def _build(spec: Spec) -> Plan:
     for r in spec.restricted:
         if r.descriptor is not None:
             described.append(DescribedPlan(r.name, "section", r.descriptor.code, r.descriptor.name, r.part,
-                                           r.provides, (), r.primitive, keys(r.name)))
+                                           r.provides, (), r.primitive, keys(r.name), values(r.name)))
     restricted = tuple(RestrictedPlan(r.name, r.primitive, tuple((ch.name, ch.value) for ch in r.choices), r.provides)
                        for r in spec.restricted if r.descriptor is None)
     order = tuple(n for s in wire.SECTION_ORDER for n in (wire.BODY_SECTIONS if s == "body" else (s,)))
@@ -163,7 +181,8 @@ def _build(spec: Spec) -> Plan:
         body_sections=wire.BODY_SECTIONS,
         definitions=tuple((d.name, d.value) for d in spec.definitions),
         max_depth=MAX_DEPTH,
-        max_empty_elements=MAX_EMPTY_ELEMENTS,
+        empty_per_octet=EMPTY_PER_OCTET,
+        list0_cost=LIST0_COST,
         frame_header_size=wire.FRAME_HEADER_SIZE,
         frame_types=(("amqp", wire.FRAME_TYPE_AMQP), ("sasl", wire.FRAME_TYPE_SASL)),
         protocol_ids=(("amqp", wire.PROTOCOL_ID_AMQP), ("tls", wire.PROTOCOL_ID_TLS), ("sasl", wire.PROTOCOL_ID_SASL)),

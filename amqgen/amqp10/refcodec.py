@@ -16,9 +16,13 @@ from typing import Any
 from .model import Composite, Restricted, Spec
 
 MAX_DEPTH = 100  # containers and described values nested deeper are refused (a decoder's stack is bounded)
-#: elements of a constructor that takes no octets (null, true, false, uint0, ulong0, list0) an array may hold: no
-#: size bounds them (a 10-octet array32 may announce 4 billion nulls), so a decoder's memory is bounded by this
-MAX_EMPTY_ELEMENTS = 1 << 20
+#: Array elements of a constructor that takes no octets (null, true, false, uint0, ulong0, list0) are the one thing
+#: no size bounds (a 10-octet array32 may announce 4 billion nulls): one decode (a value, a frame, a message) may
+#: build EMPTY_PER_OCTET of them per octet of its input, all its arrays together. Every other value takes at least
+#: one octet, so a decode builds at most (EMPTY_PER_OCTET + 1) values per input octet.
+EMPTY_PER_OCTET = 16
+#: a list0 element is a new list each (the others share one value): it costs this many of the budget above
+LIST0_COST = 8
 
 
 @dataclass(frozen=True)
@@ -216,11 +220,18 @@ class Reader:
     """Octets from ``pos`` to ``end``; running out is ``truncated`` for the input, ``size`` inside a container
     (its size said less than its items need)."""
 
-    def __init__(self, data: bytes, pos: int = 0, end: int | None = None, short: str = "truncated") -> None:
+    def __init__(self, data: bytes, pos: int = 0, end: int | None = None, short: str = "truncated",
+                 budget: list[int] | None = None) -> None:
         self.data = data
         self.pos = pos
         self.end = len(data) if end is None else end
         self.short = short
+        # what the whole decode may still build of elements of no octets: shared by the readers inside this one
+        self.budget = [EMPTY_PER_OCTET * (self.end - pos)] if budget is None else budget
+
+    def inner(self, end: int) -> Reader:
+        """The octets from here to ``end`` (a container's), sharing this decode's budget."""
+        return Reader(self.data, self.pos, end, "size", self.budget)
 
     def take(self, n: int, what: str) -> bytes:
         if self.end - self.pos < n:
@@ -287,7 +298,7 @@ def decode_value(r: Reader, depth: int = 0) -> Value:
         size = r.uint(width, f"{prim} size")
         if size < width:
             raise RefError("size", f"a {prim} size of {size}, less than its count field")
-        inner = Reader(r.data, r.pos, r.pos + size, "size")
+        inner = r.inner(r.pos + size)
         if inner.end > r.end:
             raise RefError(r.short, f"a {prim} of {size} octets, {r.end - r.pos} left")
         count = inner.uint(width, f"{prim} count")
@@ -312,7 +323,7 @@ def decode_value(r: Reader, depth: int = 0) -> Value:
 def _decode_array(code: int, r: Reader, depth: int) -> Array:
     width = ARRAYS[code]
     size = r.uint(width, "array size")
-    inner = Reader(r.data, r.pos, r.pos + size, "size")
+    inner = r.inner(r.pos + size)
     if inner.end > r.end:
         raise RefError(r.short, f"an array of {size} octets, {r.end - r.pos} left")
     if size < width:
@@ -328,8 +339,11 @@ def _decode_array(code: int, r: Reader, depth: int) -> Array:
         width = FIXED[ctor][1]
         if width == 0 and left:
             raise RefError("size", f"an array of {count} elements of no octets leaves {left} octets of its size")
-        if width == 0 and count > MAX_EMPTY_ELEMENTS:
-            raise RefError("size", f"an array of {count} elements of no octets, over {MAX_EMPTY_ELEMENTS}")
+        if width == 0:
+            inner.budget[0] -= count * (LIST0_COST if ctor == 0x45 else 1)
+            if inner.budget[0] < 0:
+                raise RefError("size", f"an array of {count} elements of no octets: over the decode's budget of "
+                                       f"{EMPTY_PER_OCTET} per input octet")
         if width and count * width != left:
             raise RefError("size", f"an array of {count} elements of {width} octets in {left} octets")
     elif count * (VARIABLE.get(ctor) or COMPOUND.get(ctor) or (None, ARRAYS.get(ctor, 0)))[1] > left:
@@ -344,11 +358,11 @@ def _decode_array(code: int, r: Reader, depth: int) -> Array:
             v = Typed(p, _text(p, inner.take(inner.uint(w, f"{p} size"), p)))
         elif ctor in COMPOUND:
             # the element is a compound value without its constructor: decode it with one put back
-            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], short="size")
+            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], short="size", budget=inner.budget)
             v = decode_value(sub, depth + 1)  # type: ignore[assignment]
             inner.pos += sub.pos - 1
         elif ctor in ARRAYS:
-            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], 1, short="size")
+            sub = Reader(bytes((ctor,)) + inner.data[inner.pos:inner.end], 1, short="size", budget=inner.budget)
             nested = _decode_array(ctor, sub, depth + 1)
             inner.pos += sub.pos - 1
             items.append(nested)

@@ -14,6 +14,7 @@ from ..errors import AmqgenError
 from . import refcodec as ref
 from . import wire
 from .model import Composite, Restricted, Spec
+from .plan import VALUE_RULES
 from .refcodec import Array, Described, Typed
 
 ERROR_KINDS: dict[str, str] = {
@@ -171,6 +172,9 @@ def _sample(c: ref.Composites, spec: Spec, ftype: str, multiple: bool, requires:
         if t.choices:
             x = t.choices[-1].value
             return Array(t.primitive, (x, t.choices[0].value)) if multiple else Typed(t.primitive, x)
+        if VALUE_RULES.get(t.name, ("",))[0] == "described":  # a filter-set: a filter, as a selector (3.5.8)
+            selector = Described(Typed("symbol", "apache.org:selector-filter:string"), Typed("string", "a = 1"))
+            return Typed("map", ((Typed("symbol", "x-opt-k"), selector),))
         ftype = t.primitive
     if ftype == "map":
         return Typed("map", ((Typed("symbol", "x-opt-k"), Typed("string", "v")),))
@@ -339,7 +343,8 @@ class Builder(CaseBuilder):
         add("wrong-type", "value", b"\x56\x02", "a boolean octet of 2")
         add("size", "value", b"\xe0\x03\x05\x40\x40", "an array8 of five nulls (no octets) with an octet left over")
         add("size", "value", b"\xf0\x00\x00\x00\x05\x00\x10\x00\x01\x40",
-            f"an array32 of {0x100001} nulls, over the {ref.MAX_EMPTY_ELEMENTS} elements of no octets")
+            f"an array32 of {0x100001} nulls in 10 octets: over the decode's budget of {ref.EMPTY_PER_OCTET} "
+            "elements of no octets per input octet")
         add("size", "value", b"\xe0\x07\x02\x70\x00\x00\x00\x01\x40",
             "an array8 of two uints whose size holds one and an octet")
         add("invalid-utf8", "value", b"\xa1\x02\xc3\x28", "a str8 that is not UTF-8")
@@ -405,7 +410,8 @@ def corpus(spec: Spec) -> dict[str, Any]:
     try:
         return {
             **envelope(spec, {"name": spec.name, "family": spec.family, "sha256": spec.sha256}),
-            "limits": {"max_depth": ref.MAX_DEPTH, "max_empty_elements": ref.MAX_EMPTY_ELEMENTS},
+            "limits": {"max_depth": ref.MAX_DEPTH, "empty_per_octet": ref.EMPTY_PER_OCTET,
+                       "list0_cost": ref.LIST0_COST},
             "error_kinds": ERROR_KINDS,
             "values": b.values(),
             "composites": b.composites(),
@@ -444,7 +450,8 @@ def json_schema() -> dict[str, Any]:
             "spec": obj({"name": {"type": "string"}, "family": {"const": "1-0"},
                          "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}),
             "limits": obj({"max_depth": {"type": "integer", "minimum": 1},
-                           "max_empty_elements": {"type": "integer", "minimum": 1}}),
+                           "empty_per_octet": {"type": "integer", "minimum": 1},
+                           "list0_cost": {"type": "integer", "minimum": 1}}),
             "error_kinds": {"type": "object", "propertyNames": {"enum": list(ERROR_KINDS)},
                             "additionalProperties": {"type": "string"}},
             "values": {"type": "array", "items": obj({"id": case_id, "value": value, "bytes": hexs,

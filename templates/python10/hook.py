@@ -122,10 +122,12 @@ class PyField:
     accepts: str  # composite fields: the tuple of classes
     type: str  # the spec's type name
     keys: str  # a map with restricted keys: the tuple of the key types' writers; "" for any key
+    values: str  # and its values' rule (plan.VALUE_RULES), a Python literal: '"simple"', '"described"' or '""'
     provided: str  # a "*" field requiring an archetype: "(classes), (types)" of the providers; "" otherwise
     requires: str  # what it requires ("message-id")
     checked: bool = False  # its reader may give _WRONG (a declared type or archetype): _read notes it in ``wrong``
     inline: bool = False  # a single primitive: _read looks its constructor up in the type's table itself
+    provided_str: bool = False  # a "*" field a string provides (message-id ...): _read reads a str8 in line
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class PyDescribed:
     wrong: bool  # a field may read as _WRONG: _read keeps a ``wrong`` flag (one test then, not one per field)
     keys: str = ""  # map sections: the tuple of the key types' writers
     keys_section: str = ""
+    values: str = '""'  # map sections: the values' rule (plan.VALUE_RULES), a Python literal
 
 
 def _union(names: list[str]) -> str:
@@ -212,8 +215,10 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         accepts = "(" + "".join(cls_of[a] + ", " for a in f.accepts) + ")" if f.kind == "composite" else "()"
         return PyField(f.index, f.name, naming.member(f.name), ann, param, f.kind, f.primitive, f.multiple,
                        f.mandatory, default, f.default is not None, accepts, f.type, keys_of(f.key_types),
-                       provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)),
-                       f.kind == "primitive" and not f.multiple)
+                       repr(f.value_rule), provided_of(f), " or ".join(f.requires), f.kind != "any" or bool(provided_of(f)),
+                       f.kind == "primitive" and not f.multiple,
+                       f.kind == "any" and any(t in restricted and restricted[t].primitive == "string"
+                                               for t in f.accepts))
 
     out: list[PyDescribed] = []
     for d in plan.described:
@@ -226,7 +231,7 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
         out.append(PyDescribed(d.name, cls_of[d.name], d.kind, d.code, d.symbol, d.part, d.provides, frame_type, fields,
                                d.source, value_ann, " = ".join([f"v{f.index}" for f in fields] + ["None"]),
                                " or ".join(checks + ["wrong"] * wrong), wrong,
-                               keys_of(d.key_types), _key_section(spec, d.name)))
+                               keys_of(d.key_types), _key_section(spec, d.name), repr(d.value_rule)))
     archetypes = [(naming.type("any", a), _union([provider_type(t) for t in ts]), a, ts) for a, ts in plan.archetypes]
     clash = {a for a, *_ in archetypes} & set(cls_of.values())
     if clash:
@@ -267,6 +272,14 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
               for p in sorted(enc) if p in ("float", "double")]
     decimals = [{"prim": p, "code": enc[p]["main"], "width": width[enc[p]["main"]]}
                 for p in sorted(enc) if p.startswith("decimal")]
+    # what a composite's _read reads in line for a field of each primitive, one call less per field: the
+    # constructors that carry no octets (their value), the one-octet unsigned ones, the short strings and binaries
+    inline_forms = {
+        p: {"zero": [(r.code, r.fmt) for r in readers if r.primitive == p and r.kind == "zero" and p != "null"],
+            "byte": [r.code for r in readers if r.primitive == p and r.kind == "int" and r.width == 1 and r.fmt == "B"],
+            "text8": [(r.code, r.fmt) for r in readers if r.primitive == p and r.kind == "text" and r.width == 1]}
+        for p in {r.primitive for r in readers}}
+    str8 = next(r.code for r in readers if r.primitive == "string" and r.kind == "text" and r.width == 1)
     comps = [d for d in out if d.kind == "composite"]
     fields_all = [f for d in comps for f in d.fields]
     used = {f"F_{f.primitive.upper()}" for f in fields_all if f.primitive}
@@ -297,6 +310,8 @@ def context(spec: Spec, naming: Naming, options: dict[str, str]) -> dict[str, An
             "floats": floats,
             "decimals": decimals,
             "readers": readers,
+            "inline_forms": inline_forms,
+            "str8": str8,
             "by_code": by_code,
             "null": null,
             "array_codes": [r.code for r in readers if r.category == "array"],
