@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from faults.matrix import CLIENTS, ROWS, SPELLING, Row
+from faults.matrix import CLIENTS, ROWS, SPELLING, Row, runs
 
 BEGIN, END = "<!-- fault-matrix: begin (tests/faults/table.py renders it) -->", "<!-- fault-matrix: end -->"
 NAMES = {"python": "Python blocking", "aio": "Python asyncio", "c": "C", "java": "Java"}
@@ -34,6 +34,8 @@ def _outcome(row: Row) -> str:
 def _cell(row: Row, client: str) -> str:
     if client not in row.clients:
         return "n/a"
+    if not runs(row.id, client):
+        return "not yet"
     return SPELLING.get(row.expect["kind"], {}).get(client, "yes")
 
 
@@ -42,7 +44,7 @@ def render() -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in ROWS:
         within = f"{r.within:g} s" if r.within is not None else ""
-        cells = [r.what, _outcome(r), within] + [f"`{_cell(r, c)}`" if _cell(r, c) not in ("n/a", "yes")
+        cells = [r.what, _outcome(r), within] + [f"`{_cell(r, c)}`" if _cell(r, c) not in ("n/a", "yes", "not yet")
                                                  else _cell(r, c) for c in CLIENTS]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
