@@ -640,3 +640,11 @@ def test_the_amqp10_fault_table_is_what_the_matrix_renders() -> None:
 
     page = (ROOT / "docs" / "amqp10.md").read_text(encoding="utf-8")
     assert table10.replace(page) == page, "run: python tests/faults/table10.py docs/amqp10.md"
+
+
+def test_the_091_fault_table_is_what_the_matrix_renders() -> None:
+    """docs/clients.md's fault table is tests/faults/table.py's rendering of the 0-9-1 matrix (with its "not yet")."""
+    from faults import table
+
+    page = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
+    assert table.replace(page) == page, "run: python tests/faults/table.py docs/clients.md"

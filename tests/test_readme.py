@@ -33,6 +33,10 @@ def test_readme_blocks_are_named_and_the_try_block_runs_every_program() -> None:
 
 @pytest.mark.broker
 def test_readme_snippets_run_against_rabbitmq(tmp_path: Path) -> None:
+    from test_python10_broker import _rabbitmq_plugins
+
+    plugin = _rabbitmq_plugins("enable", "rabbitmq_amqp1_0")  # the README says the 1.0 program needs it
+    assert plugin.returncode == 0, plugin.stdout + plugin.stderr
     found = blocks()
     for info, body in found:
         words = info.split()
@@ -51,6 +55,11 @@ def test_readme_snippets_run_against_rabbitmq(tmp_path: Path) -> None:
             assert proc.stdout.splitlines() == want, f"{line}\n{proc.stdout}"
             ran += 1
     assert ran == 4
+    import pika  # hello10.py's queue (RabbitMQ's 1.0 plugin declared it durable) goes
+
+    conn = pika.BlockingConnection(pika.ConnectionParameters("127.0.0.1"))
+    conn.channel().queue_delete("hello10")
+    conn.close()
 
 
 def test_readme_and_docs_links_resolve() -> None:
