@@ -248,7 +248,7 @@ NOT_YET: dict[str, frozenset[str]] = {
     "python": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "c": _RECOVERY,  # issue 42 (recovery)
-    "java": frozenset({"soak"}),  # issue 42 (the soak slice)
+    "java": frozenset(),
 }
 
 
