@@ -248,7 +248,7 @@ NOT_YET: dict[str, frozenset[str]] = {
     "python": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "c": _RECOVERY,  # issue 42 (recovery)
-    "java": _RECOVERY,  # issue 42 (recovery)
+    "java": frozenset(),
 }
 
 
@@ -267,5 +267,6 @@ for _kind, _spelled in {
     "version_refused": "Client.VersionRefusedException", "connection_closed": "Client.ConnectionClosedException",
     "connection_lost": "Client.ConnectionLostException", "channel_closed": "Client.ChannelClosedException",
     "callback_error": "Client.ChannelClosedException", "local_error": "EncodeException",
+    "recovery_failed": "Client.RecoveryFailedException", "unconfirmed": "Client.PublishNotConfirmedException",
 }.items():
     SPELLING.setdefault(_kind, {})["java"] = _spelled
