@@ -248,8 +248,8 @@ _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) |
 NOT_YET: dict[str, frozenset[str]] = {
     "python": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
-    "c": frozenset(),  # every row and the soak (issue 42: recovery in the C client)
-    "java": _RECOVERY,  # issue 42 (recovery)
+    "c": frozenset(),
+    "java": frozenset(),
 }
 
 
@@ -268,5 +268,6 @@ for _kind, _spelled in {
     "version_refused": "Client.VersionRefusedException", "connection_closed": "Client.ConnectionClosedException",
     "connection_lost": "Client.ConnectionLostException", "channel_closed": "Client.ChannelClosedException",
     "callback_error": "Client.ChannelClosedException", "local_error": "EncodeException",
+    "recovery_failed": "Client.RecoveryFailedException", "unconfirmed": "Client.PublishNotConfirmedException",
 }.items():
     SPELLING.setdefault(_kind, {})["java"] = _spelled
