@@ -1,7 +1,7 @@
 /* The C client's fault driver (issue 41): tests/faults/protocol.md's scenarios on the generated blocking client
  * (client/ag_client.h, rendered with tests/data/librabbitmq-extras.xml so connection.blocked and unblocked are
- * there), for tests/amqp0/clients/test_fault_matrix.py. Reads "run SCENARIO k=v ...", "go" and "quit" lines on stdin; writes
- * "phase", "event" and "outcome" lines on stdout (values percent-encoded); logs on stderr.
+ * there), for tests/amqp0/clients/test_fault_matrix.py. Reads "run SCENARIO k=v ...", "go" and "quit" lines on stdin;
+ * writes "phase", "event" and "outcome" lines on stdout (values percent-encoded); logs on stderr.
  *
  * Only the client's own statuses become outcome kinds: AG_CLIENT_CLOSED connection_closed (code: c->last's),
  * AG_CLIENT_LOST connection_lost, AG_CLIENT_CHANNEL_CLOSED channel_closed, AG_CLIENT_CONNECT connect_failed,
@@ -657,14 +657,13 @@ static int recovered_seen;
 /* a recovery notification as the protocol says it ("event recovery_started cause=...", ...); conn names the
    connection in the soak (NULL elsewhere) */
 static int notified(const ag_event_t *ev, const char *conn) {
-  char cause[512];
-  snprintf(cause, sizeof cause, "%s%s%.*s", ev->what ? ev->what : "", ev->reply_code ? " " : "",
-           (int)(ev->reply_text.len < 300 ? ev->reply_text.len : 300),
-           ev->reply_text.bytes ? (const char *)ev->reply_text.bytes : "");
-  if (ev->reply_code) {
-    size_t n = strlen(cause);
-    snprintf(cause + n, sizeof cause - n, " (%u)", ev->reply_code);
-  }
+  char cause[512]; /* what, the broker's close text and code, as there are */
+  int n = snprintf(cause, sizeof cause, "%s", ev->what ? ev->what : "");
+  if (ev->reply_text.len > 0 && n >= 0 && (size_t)n < sizeof cause)
+    n += snprintf(cause + n, sizeof cause - (size_t)n, "%s%.*s", n > 0 ? " " : "",
+                  (int)(ev->reply_text.len < 300 ? ev->reply_text.len : 300), (const char *)ev->reply_text.bytes);
+  if (ev->reply_code && n >= 0 && (size_t)n < sizeof cause)
+    snprintf(cause + n, sizeof cause - (size_t)n, " (%u)", ev->reply_code);
   switch (ev->type) {
   case AG_EV_RECOVERY_STARTED:
     if (conn)
