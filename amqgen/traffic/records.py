@@ -36,6 +36,7 @@ FRAMES: tuple[Column, ...] = (
     ("body_size", "long", "header frames: the body size the header announces"),
     ("properties", "string", "header frames: JSON object of the properties present"),
     ("error", "string", "why the frame could not be decoded (the codec's exception class and message)"),
+    ("family", "string", "the connection's protocol: 0-9-1, 0-9, 0-8 (the 0-x family, by its header) or 1-0"),
 )
 
 #: A row of FRAMES, in its column order: the builders below are the only places that order is spelled.
@@ -43,29 +44,39 @@ FrameRow = tuple[Any, ...]
 
 
 def frame_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int | None,
-              frame_type: str, size: int, error: str | None) -> FrameRow:
+              frame_type: str, size: int, error: str | None, family: str = "0-9-1") -> FrameRow:
     """A frame with nothing decoded: body, heartbeat, an unknown type, or one whose decoding failed."""
     return (file, packet, ts_us, connection, direction, offset, channel, frame_type, size,
-            None, None, None, None, None, None, None, error)
+            None, None, None, None, None, None, None, error, family)
 
 
 def method_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int,
-               size: int, class_id: int, method_id: int, method: str, arguments: str, error: str | None) -> FrameRow:
+               size: int, class_id: int, method_id: int, method: str, arguments: str, error: str | None,
+               family: str = "0-9-1") -> FrameRow:
     return (file, packet, ts_us, connection, direction, offset, channel, "method", size,
-            class_id, method_id, method, arguments, None, None, None, error)
+            class_id, method_id, method, arguments, None, None, None, error, family)
 
 
 def header_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int, channel: int,
                size: int, class_id: int, content_class: str | None, body_size: int, properties: str,
-               error: str | None) -> FrameRow:
+               error: str | None, family: str = "0-9-1") -> FrameRow:
     return (file, packet, ts_us, connection, direction, offset, channel, "header", size,
-            class_id, None, None, None, content_class, body_size, properties, error)
+            class_id, None, None, None, content_class, body_size, properties, error, family)
 
 
 def protocol_header_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int,
-                        size: int) -> FrameRow:
+                        size: int, family: str = "0-9-1") -> FrameRow:
     return (file, packet, ts_us, connection, direction, offset, None, "protocol-header", size,
-            None, None, None, None, None, None, None, None)
+            None, None, None, None, None, None, None, None, family)
+
+
+def performative_row(file: str, packet: int, ts_us: int, connection: str, direction: str, offset: int,
+                     channel: int, frame_type: str, size: int, performative: str | None, fields: str | None,
+                     payload: int | None, error: str | None) -> FrameRow:
+    """An AMQP 1.0 frame: ``frame_type`` amqp, sasl or heartbeat (the empty frame), its performative's name in the
+    method column, its fields as JSON in arguments, a transfer's payload octets in body_size."""
+    return (file, packet, ts_us, connection, direction, offset, channel, frame_type, size,
+            None, None, performative, fields, None, payload, None, error, "1-0")
 
 
 MESSAGES: tuple[Column, ...] = (
@@ -87,6 +98,17 @@ MESSAGES: tuple[Column, ...] = (
     ("file", "string", "capture file of the method frame"),
     ("packet", "long", "packet number of the method frame"),
     ("ts", "ts", "timestamp of the method frame"),
+    ("family", "string", "the connection's protocol: 0-9-1, 0-9, 0-8 or 1-0"),
+    ("session", "int", "1.0: the sender's channel of the session (0-x: null)"),
+    ("link", "string", "1.0: the link's name"),
+    ("handle", "long", "1.0: the link's handle on the sender's side"),
+    ("address", "string", "1.0: the link's address (a sending link's target, a receiving link's source)"),
+    ("delivery_id", "long", "1.0: the delivery id"),
+    ("tag", "string", "1.0: the delivery tag, hex"),
+    ("transfers", "int", "1.0: the transfer frames that carried the delivery (more than one: split by more)"),
+    ("settled", "bool", "1.0: settled: sent pre-settled, or a disposition settled it"),
+    ("outcome", "string", ("1.0: the delivery state of the disposition that settled it (or its last one): "
+                           "accepted, rejected, released, modified, received; aborted when the sender aborted it")),
 )
 
 CONNECTIONS: tuple[Column, ...] = (
@@ -116,6 +138,16 @@ CONNECTIONS: tuple[Column, ...] = (
     ("gap_bytes", "long", "octets in those holes"),
     ("skipped_bytes", "long", "octets passed over to find frame boundaries again"),
     ("files", "strings", "capture files the connection appears in, in order"),
+    ("family", "string", ("the protocol, from the client's protocol header: 0-9-1, 0-9, 0-8 (0-x), 1-0, or tls "
+                          "(an encrypted connection: counted, not decoded)")),
+    ("container_id", "string", "1.0: the client's open container-id"),
+    ("server_container_id", "string", "1.0: the server's open container-id"),
+    ("max_frame_size", "long", "1.0: the client's open max-frame-size"),
+    ("server_max_frame_size", "long", "1.0: the server's open max-frame-size"),
+    ("idle_time_out", "long", "1.0: the client's open idle-time-out (milliseconds)"),
+    ("server_idle_time_out", "long", "1.0: the server's open idle-time-out (milliseconds)"),
+    ("sasl_outcome", "string", "1.0: the sasl-outcome code: ok, auth, sys, sys-perm, sys-temp (null: no SASL)"),
+    ("close_condition", "string", "1.0: the error condition of the first close, e.g. amqp:connection:forced"),
 )
 
 VIOLATIONS: tuple[Column, ...] = (
@@ -131,6 +163,8 @@ VIOLATIONS: tuple[Column, ...] = (
     ("rule", "string", "the spec's rule id or field path the violation breaks, where the spec names one"),
     ("method", "string", "the method involved, when there is one"),
     ("detail", "string", "a sentence saying what was seen"),
+    ("family", "string", "the connection's protocol: 0-9-1, 0-9, 0-8 or 1-0"),
+    ("condition", "string", "1.0: the error condition the spec gives the violation, e.g. amqp:session:window-violation"),
 )
 
 DATASETS: dict[str, tuple[Column, ...]] = {
