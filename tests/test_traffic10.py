@@ -285,3 +285,133 @@ def test_mixed_capture_violations_are_rabbitmqs_own(tmp: Path, mixed: Path) -> N
         firsts = [json.loads(f["arguments"]) for f in frames if f["method"] == "transfer" and f["packet"] <= v["packet"]
                   and f["direction"] == "server-to-client"]
         assert len({t["delivery_id"] for t in firsts if "delivery_id" in t}) > limit
+
+
+# -- violations, made up: one conversation per fault family, each fault where the spec forbids it ----------------
+def _talk(m: ModuleType, sasl: bool = False) -> list[tuple[str, bytes]]:
+    """A clean start: headers (and SASL PLAIN), both opens, a session, a sending link from the client."""
+    f = m.encode_frame
+    talk: list[tuple[str, bytes]] = []
+    if sasl:
+        talk += [("c", b"AMQP\x03\x01\x00\x00"), ("s", b"AMQP\x03\x01\x00\x00"),
+                 ("s", f(m.SaslMechanisms(sasl_server_mechanisms=[m.Symbol("PLAIN")]))),
+                 ("c", f(m.SaslInit(mechanism=m.Symbol("PLAIN"), initial_response=b"\x00u\x00p"))),
+                 ("s", f(m.SaslOutcome(code=0)))]
+    talk += [("c", b"AMQP\x00\x01\x00\x00"), ("c", f(m.Open(container_id="made-up-client", max_frame_size=1024))),
+             ("s", b"AMQP\x00\x01\x00\x00"), ("s", f(m.Open(container_id="made-up-server", max_frame_size=2048))),
+             ("c", f(m.Begin(next_outgoing_id=0, incoming_window=100, outgoing_window=100))),
+             ("s", f(m.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=2, outgoing_window=100))),
+             ("c", f(m.Attach(name="l", handle=0, role=False, target=m.Target(address="q"),
+                              initial_delivery_count=0))),
+             ("s", f(m.Attach(name="l", handle=0, role=True, target=m.Target(address="q")))),
+             ("s", f(m.Flow(next_incoming_id=0, incoming_window=2, next_outgoing_id=0, outgoing_window=100, handle=0,
+                            delivery_count=0, link_credit=1)))]
+    return talk
+
+
+def test_made_up_violations_give_exactly_their_rows(tmp: Path, amqp10: ModuleType) -> None:
+    m, f = amqp10, amqp10.encode_frame
+
+    def transfer(did: int, handle: int = 0) -> bytes:
+        return f(m.Transfer(handle=handle, delivery_id=did, delivery_tag=b"t%d" % did, message_format=0), 0,
+                 m.Message(body=[m.Data(b"x")]).encode())
+
+    talk = _talk(m, sasl=True) + [
+        ("c", transfer(0)),  # within the credit (1) and the window (2)
+        ("c", transfer(1)),  # past the credit: transfer-limit-exceeded
+        ("c", transfer(2)),  # past the credit and past the window the server opened (transfer 2 of 0..1)
+        ("c", transfer(3, handle=5)),  # no link on handle 5
+        ("s", f(m.Disposition(role=True, first=0, settled=True, state=m.Accepted()))),
+        ("s", f(m.Disposition(role=True, first=7, last=9, settled=True, state=m.Accepted()))),  # never sent
+        ("c", f(m.Flow(next_incoming_id=0, incoming_window=1, next_outgoing_id=4, outgoing_window=1), 3)),
+        ("c", f(m.Close())),
+        ("c", f(m.End())),  # after its close
+        ("s", f(m.Close())),
+    ]
+    path = tmp / "made-up-10.pcap"
+    synth_capture(path, talk)
+    out = decode(tmp, [path])
+    got = sorted((v["direction"][:6], v["kind"], v["condition"], v["method"]) for v in out["violations"])
+    assert got == sorted([
+        ("client", "transfer-limit-exceeded", "amqp:link:transfer-limit-exceeded", "transfer"),
+        ("client", "transfer-limit-exceeded", "amqp:link:transfer-limit-exceeded", "transfer"),
+        ("client", "window-violation", "amqp:session:window-violation", "transfer"),
+        ("client", "unattached-handle", "amqp:session:unattached-handle", "transfer"),
+        ("server", "unknown-delivery", "amqp:illegal-state", "disposition"),
+        ("client", "unknown-channel", "amqp:not-allowed", "flow"),
+        ("client", "after-close", "amqp:illegal-state", "end"),
+    ]), got
+    (c,) = out["connections"]
+    assert (c["family"], c["mechanism"], c["sasl_outcome"], c["container_id"], c["server_container_id"],
+            c["max_frame_size"], c["server_max_frame_size"], c["frame_max"], c["closed_by"]) == (
+        "1-0", "PLAIN", "ok", "made-up-client", "made-up-server", 1024, 2048, 1024, "client")
+    msgs = sorted((r["delivery_id"], r["settled"], r["outcome"], r["tag"]) for r in out["messages"])
+    assert msgs == [(0, True, "accepted", b"t0".hex()), (1, False, None, b"t1".hex()), (2, False, None, b"t2".hex())]
+
+
+def test_frames_out_of_order_and_hostile_octets(tmp: Path, amqp10: ModuleType) -> None:
+    """A begin before open; a frame over the max-frame-size the peer announced; a frame whose DOFF is 1 (the
+    boundary is lost: the framer finds the next frame again); a body that is no performative. One row each, and
+    every good frame after them still decoded."""
+    m, f = amqp10, amqp10.encode_frame
+    begin = f(m.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10))
+    big = f(m.Transfer(handle=0, delivery_id=0, delivery_tag=b"t", message_format=0), 0, b"y" * 3000)
+    bad_doff = b"\x00\x00\x00\x0c\x01\x00\x00\x00\x00\x00\x00\x00"
+    not_described = b"\x00\x00\x00\x0a\x02\x00\x00\x00\x45\x00"  # an empty list, not a described performative
+    talk = [("c", b"AMQP\x00\x01\x00\x00"), ("c", begin), ("c", f(m.Open(container_id="c"))),
+            ("s", b"AMQP\x00\x01\x00\x00"), ("s", f(m.Open(container_id="s", max_frame_size=2048))),
+            ("c", begin), ("s", f(m.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=10,
+                                          outgoing_window=10))),
+            ("c", f(m.Attach(name="l", handle=0, role=False, initial_delivery_count=0))),
+            ("s", f(m.Attach(name="l", handle=0, role=True))),
+            ("s", f(m.Flow(next_incoming_id=0, incoming_window=10, next_outgoing_id=0, outgoing_window=10, handle=0,
+                           delivery_count=0, link_credit=10))),
+            ("c", big), ("c", bad_doff + f(None)), ("c", not_described), ("c", f(m.Close())), ("s", f(m.Close()))]
+    path = tmp / "hostile-10.pcap"
+    synth_capture(path, talk)
+    out = decode(tmp, [path])
+    got = sorted((v["kind"], v["condition"]) for v in out["violations"])
+    assert got == sorted([("before-open", "amqp:illegal-state"), ("frame-too-large", "amqp:connection:framing-error"),
+                          ("framing", "amqp:connection:framing-error"), ("not-a-frame", "amqp:not-allowed")]), got
+    names = [r["method"] or r["frame_type"] for r in out["frames"] if r["direction"] == "client-to-server"]
+    assert names[-1] == "close" and "heartbeat" in names  # found again after the lost boundary
+    assert out["connections"][0]["skipped_bytes"] > 0
+
+
+def test_a_damaged_1_0_capture_is_one_error_line(tmp: Path) -> None:
+    """Bad input to the command: one clear line, non-zero exit, no traceback."""
+    bad = tmp / "cut.pcap"
+    bad.write_bytes(b"\xd4\xc3\xb2\xa1\x02\x00\x04\x00" + bytes(8))
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(bad), "--out", str(tmp / "cut-out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if "error" in line]
+    assert len(errors) >= 1 and str(bad) in errors[0], proc.stderr
+
+
+def test_the_command_decodes_both_families_without_a_spec_and_reports_them(tmp: Path, mixed: Path) -> None:
+    """`amqgen traffic CAPTURE --out DIR` on Spark (local mode), no --spec: the same rows as the stages without
+    Spark, summary.json counting connections by family, and the report showing both families."""
+    import pyarrow.parquet as pq
+
+    out = tmp / "spark-out"
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", str(mixed), "--out", str(out),
+                           "--master", "local[2]"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["connections_by_family"] == {"0-9-1": 2, "1-0": 2}
+    assert summary["spec"] == "amqp0-9-1.extended.xml + rabbitmq-blocked.xml" and summary["spec_1_0"] == "amqp-1.0"
+    plain = decode(tmp, [mixed])
+    for kind, cols in (("frames", FRAMES), ("messages", MESSAGES), ("violations", VIOLATIONS)):
+        rows = pq.read_table(out / kind).to_pylist()
+        assert len(rows) == len(plain[kind]), kind
+        key = [c for c, _, _ in cols if c not in ("ts", "file", "body")]
+        assert Counter(tuple(str(r[k]) for k in key) for r in rows) == Counter(
+            tuple(str(r[k]) for k in key) for r in plain[kind]), kind
+    page = tmp / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "amqgen", "traffic", "report", str(out), "--out", str(page)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    html = page.read_text()
+    assert "1-0 connections" in html and "0-9-1 connections" in html and "<td>1-0</td>" in html
+    assert "transfer" in html and "basic.publish" in html and f"{RUN}-proton" in html
