@@ -415,3 +415,16 @@ def test_the_command_decodes_both_families_without_a_spec_and_reports_them(tmp: 
     html = page.read_text()
     assert "1-0 connections" in html and "0-9-1 connections" in html and "<td>1-0</td>" in html
     assert "transfer" in html and "basic.publish" in html and f"{RUN}-proton" in html
+
+
+def test_the_guide_lists_every_column_of_both_families() -> None:
+    """docs/traffic.md's dataset tables are records.py's columns, in order, with their meanings."""
+    from amqgen.traffic import records
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "traffic.md").read_text()
+    for kind, cols in records.DATASETS.items():
+        at = doc.index(f"### {kind}:")
+        table = doc[doc.index("| column | type | meaning |", at):].split("\n\n", 1)[0].splitlines()[2:]
+        kinds = {"strings": "list of strings", "ts": "timestamp"}
+        assert table == [f"| {n} | {kinds.get(t, t)} | {m} |" for n, t, m in cols], kind
+    assert "-o tcp.reassemble_out_of_order:TRUE" in doc and "undercounted" in doc
