@@ -9,10 +9,11 @@ resolved by the observer), once it is settled, or at the end of the connection.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import operator
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from .framing import ProtocolHeader, Skipped
@@ -52,28 +53,52 @@ def plain(v: Any) -> Any:
     return repr(v)
 
 
+_b64 = base64.b64encode
+_GETTERS: dict[type, tuple[tuple[str, ...], Any]] = {}
+
+
 def fields_json(p: Any) -> str:
-    return to_json({f: plain(x) for f in p.FIELDS if (x := getattr(p, f)) is not None})
+    """A performative's fields set, as a JSON object (one getter per class: this runs for every frame)."""
+    got = _GETTERS.get(type(p))
+    if got is None:
+        names = p.FIELDS
+        got = _GETTERS[type(p)] = (names, operator.attrgetter(*names) if len(names) > 1 else
+                                   (lambda o, n=names[0]: (getattr(o, n),)))
+    names, get = got
+    # spelled here for the types most fields hold (the same text to_json gives; a test holds them equal): a
+    # dict for to_json and its default() for bytes cost twice as much, on every frame
+    parts = []
+    for n, v in zip(names, get(p), strict=True):
+        if v is None:
+            continue
+        t = type(v)
+        if t is bool:
+            parts.append(f'"{n}":{"true" if v else "false"}')
+        elif t is int:
+            parts.append(f'"{n}":{v}')
+        elif t is bytes:
+            parts.append(f'"{n}":{{"bytes":"{_b64(v).decode("ascii")}"}}')
+        else:
+            parts.append(f'"{n}":{to_json(plain(v))}')
+    return "{" + ",".join(parts) + "}"
 
 
-@dataclass
 class _Delivery:
-    direction: str
-    channel: int
-    handle: int
-    link: str | None
-    address: str | None
-    delivery_id: int | None
-    tag: bytes | None
-    meta: Any
-    settled: bool = False
-    transfers: int = 0
-    size: int = 0
-    digest: Any = field(default_factory=hashlib.sha256)
-    parts: list[bytes] | None = None
-    outcome: str | None = None
-    done: bool = False
-    aborted: bool = False
+    """A delivery being assembled, or waiting for its settlement (slots and a plain __init__: one per message)."""
+
+    __slots__ = ("aborted", "address", "channel", "delivery_id", "digest", "direction", "done", "first", "handle",
+                 "link", "meta", "outcome", "parts", "settled", "size", "tag", "transfers")
+
+    def __init__(self, direction: str, channel: int, handle: int, link: str | None, address: str | None,
+                 delivery_id: int | None, tag: bytes | None, meta: Any) -> None:
+        self.direction, self.channel, self.handle, self.link, self.address = direction, channel, handle, link, address
+        self.delivery_id, self.tag, self.meta = delivery_id, tag, meta
+        self.settled = self.done = self.aborted = False
+        self.transfers = self.size = 0
+        self.digest: Any = None  # hashlib's, made at the second transfer (one transfer: hashed in one call)
+        self.parts: list[bytes] | None = None
+        self.outcome: str | None = None
+        self.first: Any = b""  # the first transfer's payload until a second one comes; once done, the hex digest
 
 
 class Conversation10:
@@ -194,13 +219,20 @@ class Conversation10:
         dv.transfers += 1
         if payload:
             dv.size += len(payload)
-            dv.digest.update(payload)
+            if dv.transfers == 1:
+                dv.first = payload
+            else:
+                if dv.digest is None:
+                    dv.digest = hashlib.sha256(dv.first)
+                dv.digest.update(payload)
             if dv.parts is not None:
                 dv.parts.append(bytes(payload))
         dv.settled = ev.settled
         if ev.done:
             del self.open[key]
             dv.done = True
+            dv.first = (dv.digest or hashlib.sha256(dv.first)).hexdigest()  # the payload is let go
+            dv.digest = None
             dv.aborted = ev.aborted
             if dv.aborted:
                 dv.outcome = "aborted"
@@ -231,9 +263,10 @@ class Conversation10:
         conn = self.conn
         rank, packet, ts = dv.meta
         body = b"".join(dv.parts) if dv.parts is not None else None
+        digest = dv.first if dv.done else (dv.digest or hashlib.sha256(dv.first)).hexdigest()
         conn.rows.messages.append((
             conn.id, dv.direction, dv.channel, "transfer", None, None, None, None, None, None,
-            dv.size, dv.size, dv.done and not dv.aborted, dv.digest.hexdigest(), body,
+            dv.size, dv.size, dv.done and not dv.aborted, digest, body,
             conn.files[rank], packet, ts // 1000,
             "1-0", dv.channel, dv.link, dv.handle, dv.address, dv.delivery_id,
             None if dv.tag is None else bytes(dv.tag).hex(), dv.transfers, dv.settled, dv.outcome,
