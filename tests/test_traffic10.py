@@ -449,3 +449,18 @@ def test_fields_json_is_to_json_of_the_fields(tmp: Path, mixed: Path, amqp10: Mo
                        initial_delivery_count=0, max_message_size=2**40),
               m.Open(container_id="c", properties={m.Symbol("k"): m.UInt(3), m.Symbol("b"): b"\x01"})):
         assert fields_json(p) == to_json({f: plain(v) for f in p.FIELDS if (v := getattr(p, f)) is not None})
+
+
+def test_spec_names_one_family_and_the_other_keeps_its_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from amqgen.cli import _traffic_specs
+    from amqgen.project import SpecChoice
+
+    monkeypatch.chdir(tmp_path)  # no amqgen.toml here
+    spec0, spec10, notes = _traffic_specs(SpecChoice(None), False)
+    assert (spec0.title, spec10.title, notes) == ("amqp0-9-1.extended.xml + rabbitmq-blocked.xml", "amqp-1.0", [])
+    spec0, spec10, _ = _traffic_specs(SpecChoice("1-0"), False)
+    assert (spec0.title, spec10.family) == ("amqp0-9-1.extended.xml + rabbitmq-blocked.xml", "1-0")
+    spec0, spec10, _ = _traffic_specs(SpecChoice("0-9"), False)
+    assert (spec0.family, spec10.family) == ("0-9", "1-0")
+    spec0, _, _ = _traffic_specs(SpecChoice("0-9-1", ("rabbitmq",)), False)  # a vendor overlay on a 0-x spec
+    assert spec0.title == "amqp0-9-1.xml + rabbitmq.xml"
