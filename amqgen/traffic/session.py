@@ -89,6 +89,8 @@ class Connection:
         self.family: str | None = None
         self.conv10: Any = None  # session10.Conversation10 for a 1.0 connection
         self.opaque = False  # counted, not decoded: TLS, or 1.0 without a 1.0 codec
+        self._head = b""  # the client's first octets, until they name the family
+        self._early: list[Segment] = []  # segments waiting for the family
         self.tls_octets = [0, 0]
 
     # -- which side is which, and is it AMQP at all ------------------------------------------
@@ -129,11 +131,23 @@ class Connection:
         self.amqp = True
 
     # -- data --------------------------------------------------------------------------------
-    def _family(self, seg: Segment) -> None:
-        """The connection's protocol, from the first payload captured: the client's protocol header, else (a
-        capture that began mid-way) the shape of a frame header."""
-        got = classify(seg.payload) if seg.src == self.client else None
-        family = got[0] if got is not None else (sniff(seg.payload) or AMQP0)
+    def _family_known(self, seg: Segment) -> bool:
+        """Whether the connection's protocol is known once ``seg`` (with a payload) is taken: from the client's
+        first 8 octets (its protocol header, which may come an octet at a time), else (a capture that began
+        mid-way, or the server spoke first) the shape of a frame header."""
+        if seg.src == self.client:
+            self._head += seg.payload
+            head = self._head
+            if len(head) < 8 and head == b"AMQP"[:len(head)] + head[4:] and len(self._early) < 64:
+                return False  # a header still arriving: the segments wait (at most 64 of them)
+            self._family(head, True)
+        else:
+            self._family(seg.payload, False)
+        return True
+
+    def _family(self, first: bytes, from_client: bool) -> None:
+        got = classify(first) if from_client else None
+        family = got[0] if got is not None else (sniff(first) or AMQP0)
         if family == AMQP10 and self.codec.amqp10 is None:
             self.family, self.opaque = "1-0", True  # no 1.0 codec (the file set is not installed): counted
             return
@@ -152,9 +166,17 @@ class Connection:
             self.family, self.opaque = TLS, True
 
     def _feed(self, seg: Segment) -> None:
+        if self.family is None and (seg.payload or self._early):
+            if not seg.payload or not self._family_known(seg):
+                self._early.append(seg)
+                return
+            early, self._early = self._early, []
+            for s in early:
+                self._taken(s)
+        self._taken(seg)
+
+    def _taken(self, seg: Segment) -> None:
         meta: Meta = (seg.file_rank, seg.packet, seg.ts)
-        if self.family is None and seg.payload:
-            self._family(seg)
         self.packets += 1
         if self.first_ts is None:
             self.first_ts = seg.ts
@@ -258,6 +280,11 @@ class Connection:
     def finish(self) -> None:
         if not self.amqp:
             return
+        if self.family is None and self._early:  # a header cut short: what there is decides
+            self._family(self._head, True)
+            early, self._early = self._early, []
+            for s in early:
+                self._taken(s)
         if self.family is None:
             self.family = self.codec.facts.family  # no payload at all: a 0-x connection as far as anyone can tell
         if self.opaque:

@@ -119,9 +119,17 @@ class Conversation10:
         self.headers: list[bytes | None] = [None, None]
         self.opens: list[Any] = [None, None]
         self.close: tuple[str, Any] | None = None  # (who, its error)
+        # credit and window verdicts given while the receiver's direction held octets behind a hole (a grant may
+        # be among them): (direction index, the frame's meta, the violation), decided once those are read
+        self.deferred: list[tuple[int, Any, Any]] = []
 
     # -- items -------------------------------------------------------------------------------------
     def items(self, d: int, items: Iterable[Frame10 | ProtocolHeader | Skipped]) -> None:
+        self._items(d, items)
+        if self.deferred:  # after the items: a grant among them counts
+            self._decide()
+
+    def _items(self, d: int, items: Iterable[Frame10 | ProtocolHeader | Skipped]) -> None:
         conn = self.conn
         frames = conn.rows.frames
         direction = (C2S, S2C)[d]
@@ -201,8 +209,23 @@ class Conversation10:
             elif t is self._settled:
                 self._disposed(ev)
             elif t is self._violation:
-                self._row(0 if ev.client else 1, ev.channel, it.meta, ev.name, ev.condition, ev.section,
-                          ev.description, ev.performative)
+                sender = 0 if ev.client else 1
+                if ev.count is not None and (self.conn.streams[0].holding or self.conn.streams[1].holding):
+                    self.deferred.append((sender, it.meta, ev))
+                    continue
+                self._row(sender, ev.channel, it.meta, ev.name, ev.condition, ev.section, ev.description,
+                          ev.performative)
+
+    def _decide(self, final: bool = False) -> None:
+        """The deferred verdicts whose receiver has caught up: a row when no grant read since covers them."""
+        keep = []
+        for sender, meta, ev in self.deferred:
+            if not final and (self.conn.streams[0].holding or self.conn.streams[1].holding):
+                keep.append((sender, meta, ev))
+            elif self.observer.still_over(ev):
+                self._row(sender, ev.channel, meta, ev.name, ev.condition, ev.section, ev.description,
+                          ev.performative)
+        self.deferred = keep
 
     # -- deliveries --------------------------------------------------------------------------------
     def _transfer_part(self, ev: Any, it: Frame10, f: Any) -> None:
@@ -274,6 +297,7 @@ class Conversation10:
 
     # -- the end -----------------------------------------------------------------------------------
     def finish(self) -> None:
+        self._decide(final=True)
         self.observer.end()
         for dv in list(self.open.values()):
             self._emit(dv)
