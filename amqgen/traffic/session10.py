@@ -24,6 +24,8 @@ C2S, S2C = "client-to-server", "server-to-client"
 _PLAIN = (int, bool, str, float, type(None), bytes, bytearray, memoryview)
 #: deliveries held waiting for their settlement, per connection; past this the oldest becomes a row as it stands
 _MAX_PENDING = 65536
+#: where a message row (records.MESSAGES) holds what a disposition changes
+_SETTLED, _OUTCOME = 26, 27
 
 
 def plain(v: Any) -> Any:
@@ -115,7 +117,7 @@ class Conversation10:
         self._violation = codec10.observer.Violation
         self._transfer = codec10.transfer
         self.open: dict[tuple[bool, int, int], _Delivery] = {}  # (client sent it, channel, handle)
-        self.pending: dict[tuple[bool, int, int], _Delivery] = {}  # (client sent it, channel, delivery id)
+        self.pending: dict[tuple[bool, int, int], list[Any]] = {}  # (client sent it, channel, delivery id) -> row
         self.headers: list[bytes | None] = [None, None]
         self.opens: list[Any] = [None, None]
         self.close: tuple[str, Any] | None = None  # (who, its error)
@@ -231,6 +233,21 @@ class Conversation10:
     def _transfer_part(self, ev: Any, it: Frame10, f: Any) -> None:
         key = (ev.client, ev.channel, ev.handle)
         dv = self.open.get(key)
+        if ev.first and ev.done and dv is None:  # one transfer, one delivery: the row at once (most messages)
+            payload = f.payload
+            conn = self.conn
+            rank, packet, ts = it.meta
+            aborted, did = ev.aborted, ev.delivery_id
+            row = [conn.id, C2S if ev.client else S2C, ev.channel, "transfer", None, None, None, None, None, None,
+                   len(payload), len(payload), not aborted, hashlib.sha256(payload).hexdigest(),
+                   bytes(payload) if conn.options.bodies else None, conn.files[rank], packet, ts // 1000,
+                   "1-0", ev.channel, ev.link, ev.handle, ev.address, did,
+                   None if ev.tag is None else bytes(ev.tag).hex(), 1, ev.settled, "aborted" if aborted else None]
+            if ev.settled or aborted or did is None:
+                conn.rows.messages.append(tuple(row))
+            else:
+                self._wait(ev.client, ev.channel, did, row)
+            return
         if ev.first or dv is None:
             if dv is not None:  # a delivery cut short by a new one: it is over as it stands
                 self._done(dv)
@@ -259,51 +276,55 @@ class Conversation10:
             dv.aborted = ev.aborted
             if dv.aborted:
                 dv.outcome = "aborted"
+            row = self._row_of(dv)
             if dv.settled or dv.aborted or dv.delivery_id is None:
-                self._emit(dv)
+                self.conn.rows.messages.append(tuple(row))
             else:
-                pk = (ev.client, ev.channel, dv.delivery_id)
-                self.pending[pk] = dv
-                if len(self.pending) > _MAX_PENDING:
-                    self._emit(self.pending.pop(next(iter(self.pending))))
+                self._wait(ev.client, ev.channel, dv.delivery_id, row)
 
     def _done(self, dv: _Delivery) -> None:
-        self._emit(dv)
+        self.conn.rows.messages.append(tuple(self._row_of(dv)))
+
+    def _wait(self, client: bool, channel: int, did: int, row: list[Any]) -> None:
+        """A delivery's row waits for the disposition that settles it (or the connection's end)."""
+        self.pending[client, channel, did] = row
+        if len(self.pending) > _MAX_PENDING:
+            self.conn.rows.messages.append(tuple(self.pending.pop(next(iter(self.pending)))))
 
     def _disposed(self, ev: Any) -> None:
         pk = (ev.client, ev.channel, ev.delivery_id)
-        dv = self.pending.get(pk)
-        if dv is None:
+        row = self.pending.get(pk)
+        if row is None:
             return
         if ev.state is not None:
-            dv.outcome = getattr(ev.state, "NAME", None) or repr(ev.state)
+            row[_OUTCOME] = getattr(ev.state, "NAME", None) or repr(ev.state)
         if ev.settled:
-            dv.settled = True
+            row[_SETTLED] = True
             del self.pending[pk]
-            self._emit(dv)
+            self.conn.rows.messages.append(tuple(row))
 
-    def _emit(self, dv: _Delivery) -> None:
+    def _row_of(self, dv: _Delivery) -> list[Any]:
         conn = self.conn
         rank, packet, ts = dv.meta
         body = b"".join(dv.parts) if dv.parts is not None else None
         digest = dv.first if dv.done else (dv.digest or hashlib.sha256(dv.first)).hexdigest()
-        conn.rows.messages.append((
+        return [
             conn.id, dv.direction, dv.channel, "transfer", None, None, None, None, None, None,
             dv.size, dv.size, dv.done and not dv.aborted, digest, body,
             conn.files[rank], packet, ts // 1000,
             "1-0", dv.channel, dv.link, dv.handle, dv.address, dv.delivery_id,
             None if dv.tag is None else bytes(dv.tag).hex(), dv.transfers, dv.settled, dv.outcome,
-        ))
+        ]
 
     # -- the end -----------------------------------------------------------------------------------
     def finish(self) -> None:
         self._decide(final=True)
         self.observer.end()
         for dv in list(self.open.values()):
-            self._emit(dv)
+            self._done(dv)
         self.open.clear()
-        for dv in list(self.pending.values()):
-            self._emit(dv)
+        for row in self.pending.values():
+            self.conn.rows.messages.append(tuple(row))
         self.pending.clear()
 
     def connection_row(self) -> tuple[Any, ...]:
