@@ -352,6 +352,35 @@ class _TrafficGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+def _traffic_specs(spec_arg: Any, strict: bool) -> tuple[Any, Any, list[str]]:
+    """The 0-x spec and the AMQP 1.0 model a run decodes with, and notes for the user. ``--spec`` (or the
+    project's spec) names one family's spec, a vendor variant or overlay for 0-x; the other family gets its
+    default. Without the 1.0 file set installed, 1.0 connections are found and counted but not decoded."""
+    from .errors import AmqgenError
+    from .family import amqp0, amqp10
+    from .specs import resolve
+    from .traffic import DEFAULT_0X, DEFAULT_0X_OVERLAYS, DEFAULT_10
+
+    notes: list[str] = []
+    project_strict = spec_arg.files()[2]
+    strict = strict or project_strict
+    named = spec_arg.spec is not None or (spec_arg.project() is not None and spec_arg.project().spec is not None)
+    family, model = spec_arg.load_any(strict) if named else (None, None)
+    spec10 = model if family is amqp10() else None
+    if family is amqp0():
+        spec0 = model
+    else:
+        # the default 0-x spec; overlays given without --spec are the user's, in place of the default's own
+        given = spec_arg.overlays if not named else ()
+        spec0 = SpecChoice(DEFAULT_0X, given or DEFAULT_0X_OVERLAYS, use_project=False).load(strict)
+    if spec10 is None:
+        try:
+            spec10 = amqp10().load(resolve(DEFAULT_10), (), strict)
+        except AmqgenError as e:
+            notes.append(f"amqgen traffic: AMQP 1.0 connections will be counted, not decoded ({e})")
+    return spec0, spec10, notes
+
+
 @main.group(name="traffic", cls=_TrafficGroup)
 def traffic_cmd() -> None:
     """Decode AMQP captures into Parquet on Spark (`amqgen traffic CAPTURE... --out DIR`), and
@@ -384,11 +413,13 @@ def traffic_decode(captures: tuple[Path, ...], out: Path, spec_arg: SpecChoice, 
     if policy not in POLICIES:
         raise UsageError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
     conf = _parse_options(conf_pairs, None)
-    starting = traffic_start(out, master, conf, verbose)  # Spark's JVM starts while the spec is read
-    spec = spec_arg.load(strict)
+    starting = traffic_start(out, master, conf, verbose)  # Spark's JVM starts while the specs are read
+    spec, spec10, notes = _traffic_specs(spec_arg, strict)
+    for line in notes:
+        click.echo(line, err=True)
     _warn_count(spec)
     problems = traffic_run(list(captures), out, spec, master=master, ports=ports, policy=policy, bodies=bodies,
-                           split_size=split_mb << 20, conf=conf, verbose=verbose, starting=starting)
+                           split_size=split_mb << 20, conf=conf, verbose=verbose, starting=starting, spec10=spec10)
     if problems:
         click.echo(f"amqgen traffic: {problems} input(s) skipped or damaged (listed above); {out} holds the rest",
                    err=True)

@@ -115,7 +115,7 @@ BROKER_GROUP = {
     "test_java_broker",
     "test_java_engine", "test_overlay", "test_python10_broker", "test_python_broker", "test_python_client",
     "test_python_engine", "test_readme", "test_recovery_soak", "test_traffic", "test_traffic_index", "test_traffic_output",
-    "test_traffic_sequence", "test_traffic_spark",
+    "test_traffic_sequence", "test_traffic_spark", "test_traffic10",
 }
 JAVA_GROUP = {
     "test_differential", "test_engine_diff", "test_java_checks", "test_java_hostile", "test_java_interop",

@@ -144,6 +144,8 @@ _VIOLATIONS: tuple[tuple[str, str, str, Endpoint, str, str], ...] = (
      "a message larger than the link's max-message-size"),
     ("delivery-id", "amqp-error", "not-allowed", "session", "2.7.5",
      "a transfer whose delivery id is not the next one, or a continuation that changes it"),
+    ("unknown-delivery", "amqp-error", "illegal-state", "session", "2.7.6",
+     "a disposition naming deliveries the other side never sent (past the last delivery id it used)"),
 )
 
 # The defaults an engine needs: (composite, field); the value is the XML's default.

@@ -20,6 +20,14 @@ from ..errors import AmqgenError, UsageError
 
 POLICIES = ("rabbitmq", "portable", "spec")
 
+#: the spec each family is decoded with when the command line and the project name none: RabbitMQ's 0-9-1 with
+#: connection.blocked and unblocked (0-9-1 plus RabbitMQ's extensions, which other 0-9-1 peers simply do not send)
+#: and Debian's AMQP 1.0 file set
+DEFAULT_0X = "0-9-1-rabbit"
+DEFAULT_0X_OVERLAYS = ("rabbitmq-blocked",)
+DEFAULT_10 = "1-0"
+
+
 
 def _requirements() -> None:
     try:
@@ -57,7 +65,7 @@ def _check_out(out: Path) -> None:
 
 def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | None, ports: tuple[int, ...],
                 policy: str, bodies: bool, split_size: int, conf: dict[str, str], verbose: bool = False,
-                starting: Any = None) -> int:
+                starting: Any = None, spec10: Any = None) -> int:
     """Run the job, print the summary table; return how many inputs were skipped or damaged."""
     import click
 
@@ -73,7 +81,7 @@ def traffic_run(captures: list[Path], out: Path, spec: Spec, *, master: str | No
 
     try:
         result = job.run(captures, out, spec, master=master, options=options, part_size=split_size, conf=conf,
-                         progress=progress, verbose=verbose, starting=starting)
+                         progress=progress, verbose=verbose, starting=starting, spec10=spec10)
     except job.TrafficError as e:
         raise AmqgenError(f"amqgen traffic: {e}") from None
     except Exception as e:

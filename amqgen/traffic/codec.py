@@ -28,16 +28,39 @@ class SpecFacts:
     family: str
     connection_classes: frozenset[int]  # class ids whose handler is the connection (channel 0)
     reply_codes: tuple[tuple[str, int], ...]  # constant name -> value, for violation rows
+    #: the AMQP 1.0 codec's package (rendered from the 1.0 file set), None when there is none to decode 1.0 with
+    amqp10_package: str | None = None
+    amqp10_spec: str | None = None
 
 
-def spec_facts(spec: Spec, package: str) -> SpecFacts:
+def spec_facts(spec: Spec, package: str, spec10: Any = None) -> SpecFacts:
     return SpecFacts(
         package=package,
         spec_name=spec.name,
         family=spec.family,
         connection_classes=frozenset(c.index for c in spec.classes if c.handler == "connection"),
         reply_codes=tuple((c.name, c.value) for c in spec.constants if c.error_class is not None),
+        amqp10_package=None if spec10 is None else package_name10(spec10),
+        amqp10_spec=None if spec10 is None else spec10.title,
     )
+
+
+def package_name10(spec10: Any) -> str:
+    """The 1.0 codec's package name, unique to its file set (the model's sha256 covers every file)."""
+    return f"amqgen_traffic10_{spec10.sha256[:12]}"
+
+
+def render_codec10(spec10: Any, out: Path) -> Path:
+    """Render the AMQP 1.0 Python target (pack python10: codec, engine, observer) for ``spec10`` into ``out``."""
+    from dataclasses import replace
+
+    from ..render import discover, render, write_tree
+
+    pack = discover()["python10"]
+    pack = replace(pack, formatter="none", outputs=tuple(replace(o, formatter=None) for o in pack.outputs))
+    package = package_name10(spec10)
+    write_tree(out, render(pack, spec10, {"package": package}))
+    return out / package
 
 
 def package_name(spec: Spec) -> str:
@@ -94,6 +117,24 @@ class Codec:
         self.reply_codes = dict(facts.reply_codes)
         #: (class id, a header's property octets) -> their JSON, filled and bounded by the session
         self.properties_json: dict[tuple[int, bytes], str] = {}
+        self.amqp10 = Codec10(facts.amqp10_package) if facts.amqp10_package else None
+
+
+class Codec10:
+    """The generated AMQP 1.0 package's modules: frames (``decode_frames``), composites, the observer."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        self.frames: Any = importlib.import_module(f"{package}.frames")
+        self.exceptions: Any = importlib.import_module(f"{package}.exceptions")
+        self.observer: Any = importlib.import_module(f"{package}.observer")
+        self.composites: Any = importlib.import_module(f"{package}.composites")
+        self.types: Any = importlib.import_module(f"{package}.types")
+        constants: Any = importlib.import_module(f"{package}.constants")
+        codes = constants.SaslCode
+        self.sasl_codes: dict[int, str] = {getattr(codes, n): n.lower().replace("_", "-") for n in dir(codes)
+                                           if n.isupper()}
+        self.transfer = self.composites.Transfer
 
 
 _CODECS: dict[str, Codec] = {}

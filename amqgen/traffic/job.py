@@ -241,13 +241,15 @@ def spark_session(master: str | None, conf: dict[str, str], verbose: bool = Fals
 _SHIPPED: dict[int, set[str]] = {}
 
 
-def zip_modules(codec_root: Path, package: str, staging: Path) -> dict[str, Path]:
-    """Zip the rendered codec and amqgen's own Python modules for the executors, each module with its
-    bytecode beside it: {package: zip}. Plain Python, so the driver does it while the JVM starts."""
+def zip_modules(codec_root: Path, package: str, staging: Path, *more: str) -> dict[str, Path]:
+    """Zip the rendered codec (and ``more`` packages rendered beside it: the 1.0 codec) and amqgen's own Python
+    modules for the executors, each module with its bytecode beside it: {package: zip}. Plain Python, so the
+    driver does it while the JVM starts."""
     import amqgen
 
     zips: dict[str, Path] = {}
-    for root, pkg in ((codec_root, package), (Path(amqgen.__file__).resolve().parent.parent, "amqgen")):
+    for root, pkg in ((codec_root, package), *((codec_root, m) for m in more),
+                      (Path(amqgen.__file__).resolve().parent.parent, "amqgen")):
         z = zips[pkg] = staging / f"{pkg}.zip"
         with zipfile.ZipFile(z, "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted((root / pkg).rglob("*.py")):
@@ -387,23 +389,24 @@ def start(master: str | None, conf: dict[str, str], verbose: bool = False) -> St
 def run(captures: list[Path], out: Path, spec: Any, *, master: str | None = None, options: Options | None = None,
         part_size: int = 16 << 20, conf: dict[str, str] | None = None,
         progress: Callable[[str], None] = print, verbose: bool = False,
-        starting: Starting | None = None) -> dict[str, Any]:
+        starting: Starting | None = None, spec10: Any = None) -> dict[str, Any]:
     """Decode ``captures`` into ``out``; return the summary. ``starting``: Spark already on its way
-    (:func:`start`, with the same master and conf), else it is started here."""
+    (:func:`start`, with the same master and conf), else it is started here. ``spec``: the 0-x spec;
+    ``spec10``: the AMQP 1.0 file set its connections are decoded with (None: they are not decoded)."""
     return _run(captures, out, spec, master, options or Options(), part_size, conf or {}, progress, verbose,
-                starting)
+                starting, spec10)
 
 
 def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options: Options, part_size: int,
          conf: dict[str, str], say: Callable[[str], None], verbose: bool,
-         starting: Starting | None) -> dict[str, Any]:
+         starting: Starting | None, spec10: Any = None) -> dict[str, Any]:
     """Decode ``captures`` into ``out``; return the summary. ``out`` appears whole or not at all."""
     import shutil
     import tempfile
     import time
 
     from . import inputs
-    from .codec import package_name, render_codec, spec_facts
+    from .codec import package_name, package_name10, render_codec, render_codec10, spec_facts
 
     started = time.monotonic()
 
@@ -429,12 +432,16 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
             if not plan_in.parts:
                 raise TrafficError("no capture could be read" + ("" if plan_in.problems else " (no input files)"))
             progress(f"amqgen traffic: {len(plan_in.files)} file(s), {plan_in.packets} packets, "
-                     f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.title} codec")
+                     f"{plan_in.octets} octets in {len(plan_in.parts)} part(s); rendering the {spec.title} codec"
+                     + (f" and the {spec10.title} codec" if spec10 is not None else ""))
             package = package_name(spec)
             codec_root = staging / "work" / "codec"
             render_codec(spec, codec_root)
-            facts = spec_facts(spec, package)
-            zips = zip_modules(codec_root, package, staging / "work")
+            if spec10 is not None:
+                render_codec10(spec10, codec_root)
+            facts = spec_facts(spec, package, spec10)
+            zips = zip_modules(codec_root, package, staging / "work",
+                               *([package_name10(spec10)] if spec10 is not None else []))
         finally:
             spark = starting.future.result()
         ship(spark, zips, codec_root)
@@ -454,6 +461,7 @@ def _run(captures: list[Path], out: Path, spec: Any, master: str | None, options
                 plan_in.problems.append(line)
         summary.update({
             "format": "amqgen-traffic-summary", "version": 1, "spec": spec.title, "spec_sha256": spec.sha256,
+            "spec_1_0": None if spec10 is None else spec10.title,
             "files": plan.files, "skipped": plan_in.problems, "input_octets": plan.octets, "packets": plan.packets,
             "seconds": round(time.monotonic() - started, 3),
         })

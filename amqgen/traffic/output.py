@@ -59,6 +59,7 @@ class Summary:
         self.client = self.server = self.gaps = 0
         self.violations: Counter[str] = Counter()
         self.files: set[str] = set()
+        self.families: Counter[str] = Counter()
 
     def add(self, kind: str, t: pa.Table) -> None:
         if kind == "frames":
@@ -76,6 +77,7 @@ class Summary:
             self.gaps += sum(v for v in t.column("gaps").to_pylist() if v)
             for names in t.column("files").to_pylist():
                 self.files.update(names or ())
+            self.families.update(f or "unknown" for f in t.column("family").to_pylist())
         else:
             self.violations.update(t.column("kind").to_pylist())
 
@@ -84,7 +86,7 @@ class Summary:
             "frames_by_type": self.frames_by_type, "methods": sorted([m, d, n] for (m, d), n in self.methods.items()),
             "decode_errors": self.decode_errors, "messages": self.messages, "connections": self.connections,
             "client": self.client, "server": self.server, "gaps": self.gaps, "violations": self.violations,
-            "files": sorted(self.files),
+            "files": sorted(self.files), "families": self.families,
         })
 
 
@@ -94,6 +96,7 @@ def merge(parts: Iterable[str]) -> dict[str, Any]:
     methods: Counter[tuple[str, str]] = Counter()
     violations: Counter[str] = Counter()
     files: set[str] = set()
+    families: Counter[str] = Counter()
     n = {"decode_errors": 0, "messages": 0, "connections": 0, "client": 0, "server": 0, "gaps": 0}
     for text in parts:
         s = json.loads(text)
@@ -101,6 +104,7 @@ def merge(parts: Iterable[str]) -> dict[str, Any]:
         methods.update({(m, d): c for m, d, c in s["methods"]})
         violations.update(s["violations"])
         files.update(s["files"])
+        families.update(s.get("families", {}))
         for k in n:
             n[k] += s[k]
     return {
@@ -108,6 +112,7 @@ def merge(parts: Iterable[str]) -> dict[str, Any]:
         "frames_by_type": dict(sorted(types.items())),
         "methods_by_direction": [{"method": m, "direction": d, "count": c} for (m, d), c in sorted(methods.items())],
         "connections": n["connections"],
+        "connections_by_family": dict(sorted(families.items())),
         "messages": n["messages"],
         "bytes": {"client": n["client"], "server": n["server"]},
         "gaps": n["gaps"],

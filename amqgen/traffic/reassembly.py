@@ -56,6 +56,11 @@ class Reassembler:
         self.gaps = 0
         self.gap_bytes = 0
 
+    @property
+    def holding(self) -> bool:
+        """Octets wait behind a hole: what this direction sent before them has not been read yet."""
+        return bool(self._pending)
+
     def feed(self, seq: int, flags: int, payload: bytes, missing: int, meta: Meta) -> list[Event]:
         if seq == self.next_seq and payload and not missing and not self._pending and not flags & TCP_SYN:
             # the usual segment: the next octets, whole, nothing waiting (the general path below gives

@@ -163,20 +163,33 @@ def report(directory: Path, docs_url: str = "reference/index.html") -> str:
             q = json.loads(f["arguments"]).get("queue")
             if isinstance(q, str):
                 queues[q] += 1
-    vrows = [[_e(v["kind"]), _anchor_link(docs_url, f"constant.{v['reply_name']}" if v["reply_name"] else None,
-                                          f"{v['reply_code']} {v['reply_name']}" if v["reply_code"] else ""),
-              _anchor_link(docs_url, _rule_anchor(v["rule"]), v["rule"] or ""),
-              _anchor_link(docs_url, v["method"], v["method"] or ""), _e(v["connection"]), _e(v["direction"]),
+    # the reference page is the 0-x spec's: a 1.0 row names its condition and section as text
+    vrows = [[_e(v["family"]), _e(v["kind"]),
+              (_e(v["condition"]) if v["family"] == "1-0" else
+               _anchor_link(docs_url, f"constant.{v['reply_name']}" if v["reply_name"] else None,
+                            f"{v['reply_code']} {v['reply_name']}" if v["reply_code"] else "")),
+              (_e(v["rule"] or "") if v["family"] == "1-0" else
+               _anchor_link(docs_url, _rule_anchor(v["rule"]), v["rule"] or "")),
+              (_e(v["method"] or "") if v["family"] == "1-0" else
+               _anchor_link(docs_url, v["method"], v["method"] or "")),
+              _e(v["connection"]), _e(v["direction"]),
               _e(v["channel"]), _e(f"{Path(v['file']).name}#{v['packet']}"), _e(v["detail"])]
              for v in sorted(violations, key=lambda v: (v["ts"] is None, v["ts"], v["kind"]))[:500]]
-    crows = [[_e(c["connection"]), _e(c["protocol_header"]), _e(c["virtual_host"]), _e(c["frame_max"]),
-              _e(c["channel_max"]), _e(c["heartbeat"]), _e(c["frames_client"]), _e(c["frames_server"]),
+    crows = [[_e(c["connection"]), _e(c["family"]), _e(c["protocol_header"]),
+              _e(c["container_id"] or c["virtual_host"]), _e(c["mechanism"]),
+              _e(c["frame_max"]), _e(c["channel_max"]),
+              _e(c["heartbeat"] if c["family"] != "1-0" else c["server_idle_time_out"]),
+              _e(c["frames_client"]), _e(c["frames_server"]),
               _e(c["bytes_client"]), _e(c["bytes_server"]), _e(c["closed_by"]),
-              _e(f"{c['close_code'] or ''} {c['close_text'] or ''}".strip()), _e(c["gaps"])]
+              _e(f"{c['close_code'] or ''} {c['close_condition'] or ''} {c['close_text'] or ''}".strip()),
+              _e(c["gaps"])]
              for c in sorted(conns, key=lambda c: (str(c["first_ts"]), c["connection"]))[:500]]
+    families = s.get("connections_by_family", {})
     cards = [("files", len(s.get("files", []))), ("packets", s.get("packets", 0)), ("connections", s["connections"]),
+             *((f"{fam} connections", n) for fam, n in sorted(families.items())),
              ("frames", s["frames"]), ("messages", s["messages"]), ("violations", s["violations"]),
              ("gaps", s.get("gaps", 0)), ("decode errors", s.get("decode_errors", 0))]
+    addresses = Counter(m["address"] for m in messages if m["address"] is not None)
     vkinds = sorted(s.get("violations_by_kind", {}).items(), key=lambda kv: -kv[1])
     parts = [
         "<!DOCTYPE html>",
@@ -187,24 +200,28 @@ def report(directory: Path, docs_url: str = "reference/index.html") -> str:
         f"<title>AMQP traffic: {_e(directory.name)}</title>",
         f"<style>{_CSS}</style></head><body>",
         (f"<h1>AMQP traffic report</h1><p class=\"sub\">{_e(directory)} &middot; spec {_e(s.get('spec'))} "
-         f"&middot; {len(s.get('files', []))} capture file(s)</p>"),
+         + (f"&middot; 1.0: {_e(s['spec_1_0'])} " if s.get("spec_1_0") else "")
+         + f"&middot; {len(s.get('files', []))} capture file(s)</p>"),
         '<div class="cards">' + "".join(f'<div class="card"><b>{_e(v)}</b><span>{_e(k)}</span></div>'
                                         for k, v in cards) + "</div>",
         _lines("Frames and messages per second", {"frames": fps, "messages": mps}),
-        _bars("Methods by direction", [(m, v) for m, v in methods[:40]], ["client to server", "server to client"]),
+        _bars("Methods (0-x) and performatives (1.0) by direction", [(m, v) for m, v in methods[:40]],
+              ["client to server", "server to client"]),
         '<div class="grid">',
         _bars("Busiest exchanges (messages)", _top(exchanges), ["messages"], 520),
         _bars("Busiest routing keys (messages)", _top(keys), ["messages"], 520),
         _bars("Busiest queues (methods naming them)", _top(queues), ["methods"], 520),
+        _bars("Busiest 1.0 link addresses (messages)", _top(addresses), ["messages"], 520),
         _bars("Message size distribution (body octets)", _sizes(messages), ["messages"], 520),
         "</div>",
         _bars("Violations by kind", [(k, [v]) for k, v in vkinds], ["violations"]),
         "<h2 id=\"violations\">Violations</h2>",
-        _table(["kind", "reply code", "rule", "method", "connection", "direction", "channel", "packet", "detail"],
-               vrows, "violations"),
+        _table(["family", "kind", "reply code or condition", "rule or section", "method or performative",
+                "connection", "direction", "channel", "packet", "detail"], vrows, "violations"),
         "<h2 id=\"connections\">Connections</h2>",
-        _table(["connection", "protocol", "vhost", "frame_max", "channel_max", "heartbeat", "frames c>s",
-                "frames s>c", "bytes c>s", "bytes s>c", "closed by", "close", "gaps"], crows, "connections"),
+        _table(["connection", "family", "protocol", "vhost or container", "mechanism", "frame_max", "channel_max",
+                "heartbeat s (1.0: server idle ms)", "frames c>s", "frames s>c", "bytes c>s", "bytes s>c", "closed by",
+                "close", "gaps"], crows, "connections"),
         "</body></html>\n",
     ]
     return "\n".join(parts)

@@ -16,7 +16,9 @@ from .capture import Segment
 from .codec import Codec
 from .conformance import C2S, CLIENT, S2C, SERVER, Checker, Message, header_text
 from .framing import Frame, Framer, ProtocolHeader, Skipped
+from .framing10 import Framer10
 from .packets import TCP_ACK, TCP_FIN, TCP_RST, TCP_SYN
+from .protocol import AMQP0, AMQP10, TLS, classify, sniff
 from .reassembly import DEFAULT_WINDOW, Data, Meta, Reassembler
 from .records import FrameRow, frame_row, header_row, method_row, protocol_header_row, to_json
 
@@ -66,7 +68,8 @@ class Connection:
         self._syn_from: str | None = None
         self.checker = Checker(codec, options.policy, options.bodies)
         self.streams = (Reassembler(options.window), Reassembler(options.window))
-        self.framers = (Framer(codec, options.max_frame), Framer(codec, options.max_frame))
+        self.framers: tuple[Framer, Framer] | tuple[Framer10, Framer10] = (Framer(codec, options.max_frame),
+                                                                            Framer(codec, options.max_frame))
         self.frame_counts = [0, 0]
         self.packets = 0
         self.first_ts: int | None = None
@@ -81,6 +84,14 @@ class Connection:
         self._method_frame = codec.frames.MethodFrame
         self._header_frame = codec.frames.HeaderFrame
         self._open_properties: dict[int, tuple[Any, str]] = {}  # id(properties) -> (properties, JSON)
+        #: the connection's protocol: None until its first payload says (protocol.classify); the 0-x family is
+        #: named by its header's version (else the spec's), 1.0 "1-0", an encrypted connection "tls"
+        self.family: str | None = None
+        self.conv10: Any = None  # session10.Conversation10 for a 1.0 connection
+        self.opaque = False  # counted, not decoded: TLS, or 1.0 without a 1.0 codec
+        self._head = b""  # the client's first octets, until they name the family
+        self._early: list[Segment] = []  # segments waiting for the family
+        self.tls_octets = [0, 0]
 
     # -- which side is which, and is it AMQP at all ------------------------------------------
     def segment(self, seg: Segment) -> None:
@@ -120,7 +131,51 @@ class Connection:
         self.amqp = True
 
     # -- data --------------------------------------------------------------------------------
+    def _family_known(self, seg: Segment) -> bool:
+        """Whether the connection's protocol is known once ``seg`` (with a payload) is taken: from the client's
+        first 8 octets (its protocol header, which may come an octet at a time), else (a capture that began
+        mid-way, or the server spoke first) the shape of a frame header."""
+        if seg.src == self.client:
+            self._head += seg.payload
+            head = self._head
+            if len(head) < 8 and head == b"AMQP"[:len(head)] + head[4:] and len(self._early) < 64:
+                return False  # a header still arriving: the segments wait (at most 64 of them)
+            self._family(head, True)
+        else:
+            self._family(seg.payload, False)
+        return True
+
+    def _family(self, first: bytes, from_client: bool) -> None:
+        got = classify(first) if from_client else None
+        family = got[0] if got is not None else (sniff(first) or AMQP0)
+        if family == AMQP10 and self.codec.amqp10 is None:
+            self.family, self.opaque = "1-0", True  # no 1.0 codec (the file set is not installed): counted
+            return
+        if family == AMQP0:
+            version = got[1] if got is not None else None
+            self.family = version if version in ("0-8", "0-9", "0-9-1") else self.codec.facts.family
+        elif family == AMQP10:
+            from .session10 import Conversation10
+
+            self.family = "1-0"
+            self.framers = (Framer10(self.codec.amqp10, self.options.max_frame),
+                            Framer10(self.codec.amqp10, self.options.max_frame))
+            self.conv10 = Conversation10(self)
+            self._items = self.conv10.items  # type: ignore[method-assign]
+        else:
+            self.family, self.opaque = TLS, True
+
     def _feed(self, seg: Segment) -> None:
+        if self.family is None and (seg.payload or self._early):
+            if not seg.payload or not self._family_known(seg):
+                self._early.append(seg)
+                return
+            early, self._early = self._early, []
+            for s in early:
+                self._taken(s)
+        self._taken(seg)
+
+    def _taken(self, seg: Segment) -> None:
         meta: Meta = (seg.file_rank, seg.packet, seg.ts)
         self.packets += 1
         if self.first_ts is None:
@@ -132,13 +187,16 @@ class Connection:
         if seg.flags & (TCP_FIN | TCP_RST) and self.tcp_end is None:
             self.tcp_end = "tcp-rst" if seg.flags & TCP_RST else "tcp-fin"
         d = CLIENT if seg.src == self.client else SERVER
+        if self.opaque:  # encrypted, or no codec for it: counted, not decoded
+            self.tls_octets[d] += len(seg.payload)
+            return
         for ev in self.streams[d].feed(seg.seq, seg.flags, seg.payload, seg.missing, meta):
             items = self.framers[d].data(ev.data, ev.meta) if isinstance(ev, Data) else self.framers[d].gap(ev.size, ev.meta)
             self._items(d, items)
         if self.checker.messages or self.checker.violations:
             self._drain()
 
-    def _items(self, d: int, items: Iterable[Frame | ProtocolHeader | Skipped]) -> None:
+    def _items(self, d: int, items: Iterable[Any]) -> None:
         frames = self.rows.frames
         checker = self.checker
         direction = (C2S, S2C)[d]
@@ -146,6 +204,7 @@ class Connection:
         files = self.files
         cid = self.id
         method_frame, header_frame = self._method_frame, self._header_frame
+        family = self.family or self.codec.facts.family
         for it in items:
             if type(it) is Frame:
                 rank, packet, ts = it.meta
@@ -154,25 +213,25 @@ class Connection:
                 error = None if it.error is None else f"{it.error_kind}: {it.error}"
                 if dec is None:
                     row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                                    names.get(it.ftype, str(it.ftype)), it.size, error)
+                                    names.get(it.ftype, str(it.ftype)), it.size, error, family)
                 elif type(dec) is method_frame:
                     m = dec[1]
                     row = method_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
-                                     m.CLASS_ID, m.METHOD_ID, m.NAME, arguments_json(m), error)
+                                     m.CLASS_ID, m.METHOD_ID, m.NAME, arguments_json(m), error, family)
                 elif type(dec) is header_frame:
                     row = header_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel, it.size,
                                      dec[1], self.codec.class_names.get(dec[1]), dec[2],
-                                     self._properties_json(dec[1], dec[3], it.raw), error)
+                                     self._properties_json(dec[1], dec[3], it.raw), error, family)
                 else:
                     row = frame_row(files[rank], packet, ts // 1000, cid, direction, it.offset, it.channel,
-                                    names.get(it.ftype, str(it.ftype)), it.size, error)
+                                    names.get(it.ftype, str(it.ftype)), it.size, error, family)
                 frames.append(row)
                 self.frame_counts[d] += 1
                 checker.frame(d, it)
             elif type(it) is ProtocolHeader:
                 rank, packet, ts = it.meta
                 frames.append(protocol_header_row(files[rank], packet, ts // 1000, cid, direction, it.offset,
-                                                  len(it.header)))
+                                                  len(it.header), family))
                 if d == CLIENT:
                     self.client_header = self.client_header or it.header
                 else:
@@ -209,25 +268,48 @@ class Connection:
             props = msg.content.properties
             known = opened.pop(id(props), None) if props is not None else None
             text = known[1] if known is not None and known[0] is props else None
-            rows.messages.append(_message_row(msg, files, cid, bodies, text))
+            rows.messages.append(_message_row(msg, files, cid, bodies, text, self.family))
         self.checker.messages.clear()
         for v in self.checker.violations:
             rank, packet, ts = v.meta
             rows.violations.append((cid, v.direction, v.channel, files[rank], packet, ts // 1000, v.kind,
-                                    v.reply_code, v.reply_name, v.rule, v.method, v.detail))
+                                    v.reply_code, v.reply_name, v.rule, v.method, v.detail, self.family, None))
         self.checker.violations.clear()
 
     # -- the end -----------------------------------------------------------------------------
     def finish(self) -> None:
         if not self.amqp:
             return
+        if self.family is None and self._early:  # a header cut short: what there is decides
+            self._family(self._head, True)
+            early, self._early = self._early, []
+            for s in early:
+                self._taken(s)
+        if self.family is None:
+            self.family = self.codec.facts.family  # no payload at all: a 0-x connection as far as anyone can tell
+        if self.opaque:
+            self._emit_tls()
+            return
         for d in (CLIENT, SERVER):
             for ev in self.streams[d].flush():
                 items = self.framers[d].data(ev.data, ev.meta) if isinstance(ev, Data) else self.framers[d].gap(ev.size, ev.meta)
                 self._items(d, items)
             self._items(d, self.framers[d].end(self.last_meta))
+        if self.conv10 is not None:
+            self.conv10.finish()
+            self.rows.connections.append(self.conv10.connection_row())
+            return
         self.checker.end()
         self._emit()
+
+    def _emit_tls(self) -> None:
+        files, cid = self.files, self.id
+        self.rows.connections.append((
+            cid, self.client, self.server, None, None, None, None, None, None, None, None, None,
+            (self.first_ts or 0) // 1000, self.last_ts // 1000, self.packets, None, None,
+            self.tls_octets[0], self.tls_octets[1], None, None, self.tcp_end, None, None, None,
+            [files[r] for r in self.file_ranks], self.family, *([None] * 8),
+        ))
 
     def _emit(self) -> None:
         self._drain()
@@ -245,7 +327,7 @@ class Connection:
             (self.first_ts or 0) // 1000, self.last_ts // 1000, self.packets,
             self.frame_counts[0], self.frame_counts[1], self.framers[0].octets, self.framers[1].octets,
             s.close_code, s.close_text, s.closed_by or self.tcp_end, gaps, gap_bytes, self.skipped,
-            [files[r] for r in self.file_ranks],
+            [files[r] for r in self.file_ranks], self.family, *([None] * 8),
         ))
 
 
@@ -278,7 +360,8 @@ def _arg(m: Any, name: str) -> Any:
     return getattr(m, name) if name in m.FIELDS else None
 
 
-def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool, properties: str | None) -> tuple[Any, ...]:
+def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool, properties: str | None,
+                 family: str | None) -> tuple[Any, ...]:
     c = msg.content
     if properties is None and c.properties is not None:
         properties = to_json(_props(c.properties))
@@ -289,8 +372,11 @@ def _message_row(msg: Message, files: Sequence[str], cid: str, bodies: bool, pro
         _arg(m, "consumer_tag"), c.class_name, properties,
         c.body_size, c.received, msg.complete, c.digest.hexdigest(),
         b"".join(c.parts) if bodies and c.parts is not None else None,
-        files[rank], packet, ts // 1000,
+        files[rank], packet, ts // 1000, family, *_NO_10,
     )
+
+
+_NO_10 = (None,) * 9  # the 1.0 columns of a message row
 
 
 def connection_key(seg: Segment) -> str:

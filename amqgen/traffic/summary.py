@@ -19,6 +19,8 @@ def table(s: dict[str, Any]) -> str:
         f"bytes {s['bytes']['client']} client->server / {s['bytes']['server']} server->client, "
         f"gaps {s['gaps']}, decode errors {s['decode_errors']}, violations {s['violations']}"),
     ]
+    if s.get("connections_by_family"):
+        lines += _rows("connections by family", sorted(s["connections_by_family"].items()))
     lines += _rows("frames by type", sorted(s["frames_by_type"].items()))
     by_method: dict[str, list[int]] = {}
     for row in s["methods_by_direction"]:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.broker  # the plain pipeline fixture renders against th
 
 def _frame(ftype: str, method: str | None, direction: str, error: str | None = None) -> tuple[Any, ...]:
     return ("f.pcap", 1, 1_700_000_000_000_000, "a>b", direction, 0, 1, ftype, 5,
-            None, None, method, None, None, None, None, error)
+            None, None, method, None, None, None, None, error, "0-9-1")
 
 
 def _connection(client_bytes: int, files: list[str]) -> tuple[Any, ...]:
@@ -33,6 +33,7 @@ def _connection(client_bytes: int, files: list[str]) -> tuple[Any, ...]:
     row[names.index("bytes_server")] = 7
     row[names.index("gaps")] = 1
     row[names.index("files")] = files
+    row[names.index("family")] = "1-0" if len(files) > 1 else "0-9-1"
     return tuple(row)
 
 
@@ -81,8 +82,8 @@ def test_summaries_merge_to_the_counts_of_all_rows(tmp_path: Path) -> None:
         rows = session.Rows()
         rows.frames.extend(frames)
         rows.connections.extend(conns)
-        rows.violations.extend(("a>b", "client-to-server", 1, "f", 1, 0, k, 501, "frame-error", None, None, "d")
-                               for k in kinds)
+        rows.violations.extend(("a>b", "client-to-server", 1, "f", 1, 0, k, 501, "frame-error", None, None, "d",
+                                "0-9-1", None) for k in kinds)
         task.write(rows)
         task.close()
         texts.append(task.summary.to_json())
@@ -93,6 +94,7 @@ def test_summaries_merge_to_the_counts_of_all_rows(tmp_path: Path) -> None:
     assert s["decode_errors"] == 1 and s["connections"] == 2 and s["bytes"] == {"client": 15, "server": 14}
     assert s["gaps"] == 2 and s["violations"] == 3 and s["violations_by_kind"] == {"channel": 1, "frame-end": 2}
     assert s["amqp_files"] == ["one.pcap", "two.pcap"] and json.loads(texts[0])["messages"] == 0
+    assert s["connections_by_family"] == {"0-9-1": 1, "1-0": 1}
 
 
 def test_connections_are_dealt_by_size() -> None:
