@@ -78,13 +78,17 @@ def depth(queue: str) -> tuple[int, int]:
 
 
 def _watermark() -> str:
-    return ctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip()
+    """The watermark the broker is configured with (its application environment; RabbitMQ's default 0.4), not
+    the one in force: a run killed inside memory_alarm, or two runs overlapping, would otherwise hand the
+    lowered one on as the one to restore, and the broker would block every publisher until restarted."""
+    conf = ctl("eval", "application:get_env(rabbit, vm_memory_high_watermark).").strip()
+    return conf[len("{ok,"):-1].strip() if conf.startswith("{ok,") else "0.4"
 
 
 @contextlib.contextmanager
 def memory_alarm() -> Iterator[None]:
     """Sets the memory high watermark under what the broker uses (it raises its memory alarm and blocks
-    publishing connections) and restores the watermark it had on leaving, also when the test fails."""
+    publishing connections) and restores the configured watermark on leaving, also when the test fails."""
     before = _watermark()
     try:
         ctl("set_vm_memory_high_watermark", "0.0000001")
