@@ -293,7 +293,7 @@ def test_amqps_with_an_ssl_context_on_both_clients(client: ModuleType, aio: Modu
     """``amqps://`` with the caller's ``ssl.SSLContext`` (trusting the forwarder's self-signed certificate): both
     clients negotiate TLS (the forwarder decrypted the AMQP protocol header from each) and work through it (a
     queue declared, a message published with its confirm awaited and read back). Without the context the
-    default one refuses the self-signed certificate."""
+    default one refuses the self-signed certificate (ConnectFailedError, the SSL error as its cause)."""
     import ssl
 
     fwd, cert = tls_forwarder
@@ -328,5 +328,6 @@ def test_amqps_with_an_ssl_context_on_both_clients(client: ModuleType, aio: Modu
     for version, first in fwd.seen:
         assert version in ("TLSv1.2", "TLSv1.3")
         assert first == b"AMQP\x00\x00\x09\x01"  # the 0-9-1 protocol header, read inside TLS
-    with pytest.raises(ssl.SSLCertVerificationError):
+    with pytest.raises(client.ConnectFailedError) as info:  # the client's error, the TLS one as its cause
         client.connect(url, heartbeat=0, timeout=5.0)
+    assert isinstance(info.value.__cause__, ssl.SSLCertVerificationError)
