@@ -4,7 +4,7 @@ the outcome every generated 0-9-1 client must give, and within how long.
 A row names a *scenario* (what the client program does: the same steps in every language, in the drivers, see
 ``tests/faults/protocol.md``), a *fault* (what the harness does, and when), the *expected outcome* (a kind from
 the vocabulary below and the fields that must match), a bound on the time from the fault to the outcome, and the
-clients it applies to. ``tests/test_fault_matrix.py`` runs every row against every client it applies to and
+clients it applies to. ``tests/amqp0/clients/test_fault_matrix.py`` runs every row against every client it applies to and
 compares the outcomes across the clients, as the engine differential compares logs; the docs table of what each
 client does on each fault is rendered from these rows and the recorded outcomes.
 
@@ -243,7 +243,7 @@ assert len(BY_ID) == len(ROWS), "row ids are unique"
 _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) | {"soak"}
 #: rows a client does not pass yet, by client: the suite does not run them on that client, and the docs table
 #: says "not yet" in its cell (never "yes"). Each entry names the open issue that takes it; an entry goes when the
-#: client passes the row. "soak" stands for tests/test_recovery_soak.py.
+#: client passes the row. "soak" stands for tests/amqp0/clients/test_recovery_soak.py.
 NOT_YET: dict[str, frozenset[str]] = {
     "python": _RECOVERY,  # issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
