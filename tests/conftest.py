@@ -1,15 +1,12 @@
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import javatarget
 import pytest
 from pytarget import SPEC_091_EXT, import_package, import_package10
 
@@ -55,24 +52,6 @@ def amqp091(gen_root: Path) -> ModuleType:
 def amqp10(gen_root: Path) -> ModuleType:
     """The AMQP 1.0 Python target rendered from the OASIS XML (Debian's amqp-specs), as package `amqp10gen`."""
     return import_package10("amqp10gen", gen_root)
-
-
-@pytest.fixture(scope="session")
-def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
-    """Every spec's Java package (with its generated JUnit tests) and tests/java's programs, compiled once: once
-    for the whole run, also when `make test` runs it in two pytest-xdist workers (the first to need it builds it
-    under a lock in the run's shared temporary folder, the other waits and reads it)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return javatarget.build_all(tmp_path_factory.mktemp("java"))
-    shared = tmp_path_factory.getbasetemp().parent  # the workers' basetemps sit in one folder of the run
-    with (shared / "java-build.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = shared / "java-build.json"
-        if done.is_file():
-            return javatarget.Build.from_json(done.read_text(encoding="utf-8"))
-        build = javatarget.build_all(shared / "java-build")
-        done.write_text(build.to_json(), encoding="utf-8")
-        return build
 
 
 # -- test tiers ------------------------------------------------------------------------------------------------

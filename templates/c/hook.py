@@ -66,6 +66,12 @@ STATUSES = (
     ("CLIENT_CONNECT", -106, "client-connect", "no TCP connection: refused, unreachable, or the host name unknown"),
     ("CLIENT_CONSUMER", -107, "client-consumer", "a consumer callback returned non-zero; its channel was closed"),
     ("CLIENT_THREAD", -108, "client-thread", "a client called from a thread that does not own it"),
+    # recovery (issue 42, docs/recovery.md)
+    ("CLIENT_UNCONFIRMED", -109, "client-unconfirmed", ("publishes were left unconfirmed by a lost connection "
+     "that recovered; client_next lists them (the recovery policy did not republish them)")),
+    ("CLIENT_RECOVERY_FAILED", -110, "client-recovery-failed", ("the connection was lost and recovery failed: "
+     "attempts or time exhausted, a refusal, or a replay the broker refused (the client's recovery_cause says "
+     "which)")),
 )
 
 #: the pack's own macro and enum names (suffixes after "PU_"): a spec constant must not take one
@@ -513,4 +519,82 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
     notices = {"blocked": c_role(blocked[0][0]), "unblocked": c_role(blocked[1][0])}
     return {"rows": rows, "replies": replies or ["0"], "steps": steps, "roles": roles, "codes": codes,
             "flow_field": naming.member(lc.flow_field) if lc.flow_field else None,
-            "m": naming.member, "client": client | notices, "capabilities": list(plan.capabilities)}
+            "m": naming.member, "client": client | notices, "capabilities": list(plan.capabilities),
+            "recovery": recovery_context(spec, naming, plan, by_name)}
+
+
+#: the kinds of topology, numbered as the generated recovery tables number them (behaviour.TopologyKind's order)
+KINDS = ("exchange", "queue", "exchange-binding", "queue-binding", "consumer")
+#: the bits of a server-named queue's declaration after which it goes with the connection (docs/recovery.md: one
+#: declared neither exclusive nor auto-delete outlives it, and recovery checks it is still there)
+_GOES_WITH_CONNECTION = ("exclusive", "auto-delete")
+#: the domain of a delivery's tag: deliveries carry it, settlements name it (offset across recoveries)
+_DELIVERY_TAG = "delivery-tag"
+
+
+def recovery_context(spec: Any, naming: Any, plan: Any, by_name: dict[str, CMethod]) -> dict[str, Any]:
+    """The behaviour plan's ``recovery`` as rows the C client's recovery tables are formatted from: per declaring
+    method its kind, the C members of its identity (key), of the fields naming other topology (refers) with their
+    kind, its check bit, the key member a server names (with the reply and its member), and its lifetime bits;
+    per removal the members it matches and the kinds that go with it; per channel setting the bits that tell its
+    kinds apart (basic.qos's global); the delivery methods and settlements whose delivery tag is offset; the
+    refusal codes."""
+    rec = plan.recovery
+
+    def fields(name: str) -> dict[str, Any]:
+        return {f.name: f for f in spec.method_by_name[name].fields}
+
+    def member(f: Any) -> dict[str, Any]:
+        return {"m": naming.member(f.name), "bytes": f.type in ("shortstr", "longstr", "table"), "name": f.name}
+
+    decls = []
+    for d in rec.declarations:
+        if d.method not in by_name:
+            continue
+        fs = fields(d.method)
+        named = None
+        if d.named_by is not None and d.named_by[0] in by_name:
+            reply, rfield = d.named_by
+            domain = {f.name: f.domain for f in spec.method_by_name[reply].fields}[rfield]
+            own = next((k for k in d.key if fs[k].domain == domain), None)
+            if own is not None:
+                named = {"reply": by_name[reply].member, "reply_m": naming.member(rfield), "m": naming.member(own)}
+        decls.append({"const": by_name[d.method].const, "member": by_name[d.method].member, "name": d.method,
+                      "kind": KINDS.index(d.kind), "key": [member(fs[k]) for k in d.key],
+                      "refers": [{"m": naming.member(f), "kind": KINDS.index(k)} for f, k in d.refers],
+                      "check": naming.member(d.check) if d.check else None, "named": named,
+                      "goes": [naming.member(b) for b in _GOES_WITH_CONNECTION if b in fs]})
+    removals = []
+    for r in rec.removals:
+        if r.method not in by_name:
+            continue
+        fs = fields(r.method)
+        kind = KINDS.index(r.kind)
+        # the removed thing's own name (a queue's, an exchange's): what the cascaded declarations refer to
+        own = next((k for k in r.key if fs[k].domain in ("exchange-name", "queue-name")
+                    and r.kind in ("exchange", "queue")), None)
+        removals.append({"const": by_name[r.method].const, "member": by_name[r.method].member, "name": r.method,
+                         "kind": kind, "key": [member(fs[k]) for k in r.key],
+                         "own": naming.member(own) if own else None,
+                         "cascades": [KINDS.index(k) for k in r.cascades]})
+    settings = []
+    for name in rec.channel_settings:
+        if name not in by_name:
+            continue
+        mb = next(m for m in plan.methods if m.method == name)
+        bits = [naming.member(f.name) for f in spec.method_by_name[name].fields
+                if f.type == "bit" and not f.reserved and f.name != mb.no_wait]
+        settings.append({"const": by_name[name].const, "member": by_name[name].member, "name": name, "bits": bits})
+    deliveries, settles = [], []
+    for mb in plan.methods:
+        tag = next((f for f in spec.method_by_name[mb.method].fields if f.domain == _DELIVERY_TAG), None)
+        if tag is None or mb.method not in by_name:
+            continue
+        row = {"const": by_name[mb.method].const, "member": by_name[mb.method].member, "tag": naming.member(tag.name)}
+        if mb.content and "client" not in mb.senders:
+            deliveries.append(row)
+        elif not mb.content and "client" in mb.senders:
+            settles.append(row)
+    return {"declarations": decls, "removals": removals, "settings": settings, "deliveries": deliveries,
+            "settles": settles, "refusals": [{"code": r.code, "why": r.why, "name": r.constant} for r in rec.refusals],
+            "kinds": KINDS}

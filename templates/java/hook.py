@@ -368,4 +368,51 @@ def engine_context(spec: Any, naming: Any) -> dict[str, Any]:
     violations = {v.kind.replace("-", "_"): {"code": v.code if v.code is not None else _FALLBACK_CODE,
                                              "hard": v.hard, "what": v.what} for v in plan.violations}
     return {"methods": methods, "calls": calls, "steps": steps, "violations": violations,
-            "lc": _lifecycle(spec, naming), "max_body_size": MAX_BODY_SIZE}
+            "lc": _lifecycle(spec, naming), "max_body_size": MAX_BODY_SIZE, "recovery": _recovery(spec, naming)}
+
+
+# -- connection recovery (issue 42, docs/recovery.md) ------------------------------------------------------------
+#: the bits of a queue declaration that tie a queue to its connection: a server-named queue declared with neither
+#: outlives the connection, so recovery checks it is there before asking for a new one (docs/recovery.md)
+_TIED = ("exclusive", "auto-delete")
+
+
+def _recovery(spec: Any, naming: Any) -> dict[str, Any]:
+    """The behaviour plan's ``recovery`` in this target's names: for each declaring and removing method its record
+    type and the accessors (and withX names) of the fields the recovering client reads and rewrites; the channel
+    settings with the bits that tell two settings of one method apart; the refusal codes."""
+    plan = behaviour_plan(spec)
+    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+    no_wait = {b.method: b.no_wait for b in plan.methods if b.no_wait}
+
+    def acc(name: str) -> dict[str, str]:
+        ident = naming.member(name)
+        return {"name": name, "getter": ident, "wither": "with" + _cap(ident.rstrip("_"))}
+
+    decls = []
+    for d in plan.recovery.declarations:
+        m = by_name[d.method]
+        fields = {f.name: f for f in m.fields}
+        named = None
+        if d.named_by is not None:
+            reply, field = d.named_by
+            domain = next(f.domain for f in by_name[reply].fields if f.name == field)
+            target = next(k for k in d.key if fields[k].domain == domain)
+            named = {"reply": naming.type(*reply.split(".", 1)), "field": acc(field), "key": acc(target)}
+        decls.append({
+            "cls": naming.type(*d.method.split(".", 1)), "method": d.method, "kind": d.kind,
+            "key": [acc(k) for k in d.key], "refers": [{**acc(f), "target": t} for f, t in d.refers],
+            "check": acc(d.check) if d.check else None, "named": named,
+            "no_wait": acc(no_wait[d.method]) if d.method in no_wait else None,
+            "tied": [acc(b) for b in _TIED if b in fields and fields[b].type == "bit"],
+        })
+    removals = [{"cls": naming.type(*r.method.split(".", 1)), "method": r.method, "kind": r.kind,
+                 "key": [acc(k) for k in r.key], "cascades": list(r.cascades)} for r in plan.recovery.removals]
+    settings = []
+    for s in plan.recovery.channel_settings:
+        m = by_name[s]
+        bits = [acc(f.name) for f in m.fields if f.type == "bit" and not f.reserved and f.name != no_wait.get(s)]
+        settings.append({"cls": naming.type(*s.split(".", 1)), "method": s, "bits": bits,
+                         "no_wait": acc(no_wait[s]) if s in no_wait else None})
+    return {"declarations": decls, "removals": removals, "settings": settings,
+            "refusals": [{"code": r.code, "why": r.why, "constant": r.constant} for r in plan.recovery.refusals]}

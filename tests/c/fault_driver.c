@@ -12,6 +12,7 @@
  * for it. Built by tests/faults/c_driver.py (ASan, UBSan, warnings as errors). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,9 @@ static void say(const char *kind, const char *name) {
   fields[0] = 0;
 }
 
+/* the soak's two threads make their lines under this lock (fields is one buffer) */
+static pthread_mutex_t saying = PTHREAD_MUTEX_INITIALIZER;
+
 static const char *itoa_(long v) {
   static char bufs[8][32];
   static int k;
@@ -113,10 +117,11 @@ static double now_s(void) {
 /* the outcome of a status out of the client (with the fields made before it); raised= the status's name, as
    tests/faults/matrix.py's SPELLING has it (the prefix left out) */
 static void outcome_of(int rc, bool connecting) {
-  if (rc <= AG_CLIENT_CLOSED && rc >= AG_CLIENT_THREAD) {
-    static const char *const names[] = {"CLIENT_CLOSED",         "CLIENT_LOST",     "CLIENT_TIMEOUT",
-                                        "CLIENT_CHANNEL_CLOSED", "CLIENT_PROTOCOL", "CLIENT_VERSION",
-                                        "CLIENT_CONNECT",        "CLIENT_CONSUMER", "CLIENT_THREAD"};
+  if (rc <= AG_CLIENT_CLOSED && rc >= AG_CLIENT_RECOVERY_FAILED) {
+    static const char *const names[] = {"CLIENT_CLOSED",         "CLIENT_LOST",           "CLIENT_TIMEOUT",
+                                        "CLIENT_CHANNEL_CLOSED", "CLIENT_PROTOCOL",       "CLIENT_VERSION",
+                                        "CLIENT_CONNECT",        "CLIENT_CONSUMER",       "CLIENT_THREAD",
+                                        "CLIENT_UNCONFIRMED",    "CLIENT_RECOVERY_FAILED"};
     field("raised", names[AG_CLIENT_CLOSED - rc]);
   }
   switch (rc) {
@@ -144,6 +149,10 @@ static void outcome_of(int rc, bool connecting) {
     say("outcome", "version_refused");
     return;
   }
+  case AG_CLIENT_RECOVERY_FAILED:
+    field("cause", ag_status_name(client.recovery_cause));
+    say("outcome", "recovery_failed");
+    return;
   default:
     if (rc == AG_CLIENT_TIMEOUT && connecting) {
       say("outcome", "connect_timeout");
@@ -161,9 +170,17 @@ static void closing(int rc) {
   outcome_of(rc, false);
 }
 
+/* recovery (the protocol's "Recovery" section): on for the next open_client, with these settings */
+static int recovery_on, republish_on, attempts_max;
+
 static int open_client(void) {
   ag_client_options_t o;
   ag_client_options_init(&o);
+  o.recovery.enabled = recovery_on;
+  o.recovery.initial_delay_ms = 100;
+  o.recovery.max_delay_ms = 1000;
+  o.recovery.republish = republish_on;
+  o.recovery.max_attempts = attempts_max;
   o.heartbeat = (uint16_t)num("heartbeat", 60);
   o.connection_timeout_ms = (int)(num("timeout", 10) * 1000);
   if (ag_client_options_url(&o, param("url", "")) != AG_OK)
@@ -199,11 +216,13 @@ static int declare(uint16_t channel) {
   return ag_client_queue_declare(&client, channel, &qd, NULL);
 }
 
-static int confirm_select(uint16_t channel) {
+static int confirm_select_on(ag_client_t *c, uint16_t channel) {
   ag_confirm_select_t cs;
   memset(&cs, 0, sizeof cs);
-  return ag_client_confirm_select(&client, channel, &cs, NULL);
+  return ag_client_confirm_select(c, channel, &cs, NULL);
 }
+
+static int confirm_select(uint16_t channel) { return confirm_select_on(&client, channel); }
 
 static int consume(uint16_t channel, const char *q) {
   ag_basic_consume_t bc;
@@ -631,6 +650,649 @@ static void s_consume_server(void) {
   say("outcome", "ok");
 }
 
+/* -- recovery (issue 42) ----------------------------------------------------------------------------------- */
+
+static int recovered_seen;
+
+/* a recovery notification as the protocol says it ("event recovery_started cause=...", ...); conn names the
+   connection in the soak (NULL elsewhere) */
+static int notified(const ag_event_t *ev, const char *conn) {
+  char cause[512];
+  snprintf(cause, sizeof cause, "%s%s%.*s", ev->what ? ev->what : "", ev->reply_code ? " " : "",
+           (int)(ev->reply_text.len < 300 ? ev->reply_text.len : 300),
+           ev->reply_text.bytes ? (const char *)ev->reply_text.bytes : "");
+  if (ev->reply_code) {
+    size_t n = strlen(cause);
+    snprintf(cause + n, sizeof cause - n, " (%u)", ev->reply_code);
+  }
+  switch (ev->type) {
+  case AG_EV_RECOVERY_STARTED:
+    if (conn)
+      field("conn", conn);
+    field("cause", cause);
+    say("event", "recovery_started");
+    return 1;
+  case AG_EV_RECOVERED:
+    recovered_seen++;
+    if (conn)
+      field("conn", conn);
+    say("event", "recovered");
+    return 1;
+  case AG_EV_RECOVERY_FAILED:
+    if (conn)
+      field("conn", conn);
+    field("cause", cause);
+    say("event", "recovery_failed");
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* client_next, a recovery notification said as it comes: the event's type, or a status */
+static int next_noting(ag_event_t *ev, int timeout_ms) {
+  int rc = ag_client_next(&client, ev, timeout_ms);
+  if (rc > 0)
+    (void)notified(ev, NULL);
+  return rc;
+}
+
+/* every event for ms milliseconds (the notifications said), or the first status */
+static int idle(int ms) {
+  double end = now_s() + ms / 1000.0;
+  while (now_s() < end) {
+    ag_event_t ev;
+    int rc = next_noting(&ev, 100);
+    if (rc < 0 && rc != AG_CLIENT_TIMEOUT)
+      return rc;
+  }
+  return AG_OK;
+}
+
+#define RECOVERING(republish, attempts)                                                                                \
+  do {                                                                                                                 \
+    recovery_on = 1;                                                                                                   \
+    republish_on = (republish);                                                                                        \
+    attempts_max = (attempts);                                                                                         \
+    recovered_seen = 0;                                                                                                \
+  } while (0)
+
+static int consumed;
+static char taken[64];
+
+static int taking(ag_client_t *c, const ag_event_t *ev, void *ctx) {
+  (void)ctx;
+  if (ev->type != AG_EV_MESSAGE)
+    return 0;
+  snprintf(taken, sizeof taken, "%.*s", (int)(ev->body.len < 60 ? ev->body.len : 60), (const char *)ev->body.bytes);
+  consumed++;
+  ag_basic_ack_t a;
+  memset(&a, 0, sizeof a);
+  a.delivery_tag = ev->method.u.basic_deliver.delivery_tag;
+  return ag_client_basic_ack(c, ev->channel, &a, NULL) == AG_OK ? 0 : 1;
+}
+
+/* client_next until the consumer's callback has taken want messages */
+static int take_until(int want, double seconds) {
+  double end = now_s() + seconds;
+  while (consumed < want) {
+    ag_event_t ev;
+    int rc = next_noting(&ev, 500);
+    if (rc < 0 && rc != AG_CLIENT_TIMEOUT)
+      return rc;
+    if (now_s() > end)
+      return AG_CLIENT_TIMEOUT;
+  }
+  return AG_OK;
+}
+
+static int until_recovered(double seconds) {
+  double end = now_s() + seconds;
+  int before = recovered_seen;
+  while (recovered_seen == before) {
+    ag_event_t ev;
+    int rc = next_noting(&ev, 500);
+    if (rc < 0 && rc != AG_CLIENT_TIMEOUT)
+      return rc;
+    if (now_s() > end)
+      return AG_CLIENT_TIMEOUT;
+  }
+  return AG_OK;
+}
+
+static void s_recover_consume(void) {
+  char exchange[1100], name[256], now_name[256];
+  snprintf(exchange, sizeof exchange, "%s.x", param("queue", ""));
+  RECOVERING(0, 0);
+  consumed = 0;
+  CONNECT();
+  ag_basic_qos_t qos;
+  memset(&qos, 0, sizeof qos);
+  qos.prefetch_count = 10;
+  TRY(ag_client_basic_qos(&client, 1, &qos, NULL));
+  ag_exchange_declare_t xd;
+  memset(&xd, 0, sizeof xd);
+  xd.exchange = ag_cstring(exchange);
+  xd.type = AG_LIT("direct");
+  TRY(ag_client_exchange_declare(&client, 1, &xd, NULL));
+  ag_queue_declare_t qd;
+  memset(&qd, 0, sizeof qd);
+  qd.exclusive = true;
+  ag_method_t ok;
+  TRY(ag_client_queue_declare(&client, 1, &qd, &ok));
+  snprintf(name, sizeof name, "%.*s", (int)ok.u.queue_declare_ok.queue.len,
+           (const char *)ok.u.queue_declare_ok.queue.bytes);
+  field("name", name);
+  say("event", "queue");
+  ag_queue_bind_t qb;
+  memset(&qb, 0, sizeof qb);
+  qb.queue = ag_cstring(name);
+  qb.exchange = ag_cstring(exchange);
+  qb.routing_key = AG_LIT("k");
+  TRY(ag_client_queue_bind(&client, 1, &qb, NULL));
+  ag_basic_consume_t bc;
+  memset(&bc, 0, sizeof bc);
+  bc.queue = ag_cstring(name);
+  TRY(ag_client_consume(&client, 1, &bc, taking, NULL, NULL));
+  ag_channel_open_t co;
+  memset(&co, 0, sizeof co);
+  TRY(ag_client_channel_open(&client, 2, &co, NULL));
+  TRY(confirm_select(2));
+  TRY(ag_client_publish(&client, 2, ag_cstring(exchange), AG_LIT("k"), NULL, AG_LIT("one"), NULL));
+  TRY(ag_client_wait_confirms(&client, 2));
+  TRY(take_until(1, 30));
+  say("phase", "consuming");
+  TRY(until_recovered(60));
+  ag_bytes_t now = ag_client_queue_name(&client, ag_cstring(name));
+  snprintf(now_name, sizeof now_name, "%.*s", (int)now.len, (const char *)now.bytes);
+  field("name", now_name);
+  say("event", "queue");
+  TRY(ag_client_publish(&client, 2, ag_cstring(exchange), AG_LIT("k"), NULL, AG_LIT("two"), NULL));
+  TRY(ag_client_wait_confirms(&client, 2));
+  TRY(take_until(2, 30));
+  int ok_two = strcmp(taken, "two") == 0;
+  ag_exchange_delete_t xdel;
+  memset(&xdel, 0, sizeof xdel);
+  xdel.exchange = ag_cstring(exchange);
+  TRY(ag_client_exchange_delete(&client, 1, &xdel, NULL));
+  TRY(ag_client_close(&client));
+  field("consumed", I(consumed));
+  field("body_ok", I(ok_two));
+  field("renamed", I(strcmp(name, now_name) != 0));
+  field("recoveries", I(client.recoveries));
+  say("outcome", "ok");
+}
+
+static void s_recover_refused(void) {
+  RECOVERING(0, 0);
+  int rc = open_client();
+  if (rc == AG_OK) {
+    closing(AG_ERR_MISUSE);
+    return;
+  }
+  struct timespec ts = {2, 0};
+  nanosleep(&ts, NULL);
+  field("recoveries", I(client.recoveries));
+  outcome_of(rc, true);
+}
+
+static void s_recover_user_close(void) {
+  RECOVERING(0, 0);
+  CONNECT();
+  ag_channel_open_t co;
+  memset(&co, 0, sizeof co);
+  TRY(ag_client_channel_open(&client, 2, &co, NULL));
+  TRY(ag_client_close(&client));
+  struct timespec ts = {2, 0};
+  nanosleep(&ts, NULL);
+  ag_event_t ev;
+  int rc = ag_client_next(&client, &ev, 0); /* (closed: the status at once, no notification) */
+  field("after", ag_status_name(rc));
+  field("recoveries", I(client.recoveries));
+  say("outcome", "ok");
+}
+
+static void s_recover_channel_error(void) {
+  RECOVERING(0, 0);
+  CONNECT();
+  ag_queue_declare_t qd;
+  memset(&qd, 0, sizeof qd);
+  qd.queue = queue();
+  qd.passive = true;
+  int rc = ag_client_queue_declare(&client, 1, &qd, NULL);
+  if (rc != AG_CLIENT_CHANNEL_CLOSED) {
+    closing(rc == AG_OK ? AG_ERR_MISUSE : rc);
+    return;
+  }
+  unsigned code = client.last.reply_code;
+  TRY(idle(2000));
+  int usable = usable_on(2);
+  int ok = ag_client_close(&client) == AG_OK;
+  field("raised", "CLIENT_CHANNEL_CLOSED");
+  field("code", I(code));
+  field("usable", I(usable));
+  field("close_ok", I(ok));
+  field("recoveries", I(client.recoveries));
+  say("outcome", "channel_closed");
+}
+
+static void s_recover_unconfirmed(void) {
+  long count = num("count", 20);
+  RECOVERING((int)num("republish", 0), 0);
+  CONNECT();
+  TRY(confirm_select(1));
+  TRY(declare(1));
+  say("phase", "ready");
+  wait_go();
+  for (long i = 0; i < count; i++)
+    TRY(ag_client_publish(&client, 1, AG_LIT(""), queue(), NULL, ag_cstring(I(i)), NULL));
+  int rc = ag_client_wait_confirms(&client, 1);
+  if (rc != AG_OK && rc != AG_CLIENT_UNCONFIRMED) {
+    closing(rc);
+    return;
+  }
+  long listed = 0, republished = 0, in_order = 1;
+  ag_event_t ev;
+  int type;
+  while ((type = next_noting(&ev, 0)) > 0) {
+    if (type == AG_EV_PUBLISH_UNCONFIRMED || type == AG_EV_PUBLISH_REPUBLISHED) {
+      long n = type == AG_EV_PUBLISH_UNCONFIRMED ? listed++ : republished++;
+      in_order = in_order && ev.body.len == strlen(I(n)) && memcmp(ev.body.bytes, I(n), ev.body.len) == 0;
+    }
+  }
+  int ok = ag_client_close(&client) == AG_OK;
+  field("close_ok", I(ok));
+  field("recoveries", I(client.recoveries));
+  field("in_order", I(in_order));
+  if (rc == AG_CLIENT_UNCONFIRMED) {
+    field("raised", "CLIENT_UNCONFIRMED");
+    field("messages", I(listed));
+    say("outcome", "unconfirmed");
+  } else {
+    field("confirmed", I(count));
+    field("republished", I(republished));
+    say("outcome", "ok");
+  }
+}
+
+static void s_recover_stale_ack(void) {
+  RECOVERING(0, 0);
+  CONNECT();
+  TRY(declare(1));
+  TRY(ag_client_publish(&client, 1, AG_LIT(""), queue(), NULL, AG_LIT("stale"), NULL));
+  TRY(consume(1, param("queue", "")));
+  ag_event_t ev;
+  int rc;
+  while ((rc = next_noting(&ev, 30000)) != AG_EV_MESSAGE)
+    if (rc < 0) {
+      closing(rc);
+      return;
+    }
+  uint64_t before = ev.method.u.basic_deliver.delivery_tag;
+  say("phase", "delivered");
+  TRY(until_recovered(60));
+  unsigned long stale = client.stale_settlements;
+  TRY(ack(1, before)); /* its tag was the lost connection's: dropped, not written */
+  while ((rc = next_noting(&ev, 30000)) != AG_EV_MESSAGE)
+    if (rc < 0) {
+      closing(rc);
+      return;
+    }
+  int redelivered = ev.method.u.basic_deliver.redelivered;
+  TRY(ack(1, ev.method.u.basic_deliver.delivery_tag));
+  ag_queue_declare_t qd;
+  memset(&qd, 0, sizeof qd);
+  qd.queue = queue();
+  qd.passive = true;
+  int usable = ag_client_queue_declare(&client, 1, &qd, NULL) == AG_OK;
+  int ok = ag_client_close(&client) == AG_OK;
+  field("redelivered", I(redelivered));
+  field("usable", I(usable));
+  field("dropped", I(client.stale_settlements - stale));
+  field("close_ok", I(ok));
+  field("recoveries", I(client.recoveries));
+  say("outcome", "ok");
+}
+
+static void s_recover_gives_up(void) {
+  RECOVERING(0, 3);
+  CONNECT();
+  ag_channel_open_t co;
+  memset(&co, 0, sizeof co);
+  TRY(ag_client_channel_open(&client, 2, &co, NULL));
+  say("phase", "connected");
+  ag_event_t ev;
+  int rc;
+  while ((rc = next_noting(&ev, 1000)) > 0 || rc == AG_CLIENT_TIMEOUT)
+    ;
+  if (rc != AG_CLIENT_RECOVERY_FAILED) {
+    closing(rc);
+    return;
+  }
+  rc = declare(2); /* the recovery's final error */
+  field("call", ag_status_name(rc));
+  field("recoveries", I(client.recoveries));
+  closing(rc);
+}
+
+/* -- the recovery soak (tests/faults/soak.py): a producer's and a consumer's connection, a thread each -------- */
+
+static ag_client_t soak_clients[2]; /* producer, consumer */
+static struct {
+  long count, window;
+  size_t size;
+  double rate;
+  const char *exchange, *routing_key;
+  FILE *results;
+  pthread_mutex_t lock; /* results, and the sets below */
+  uint8_t *confirmed, *delivered;
+  long n_confirmed, n_delivered, published;
+  double last_confirm;
+  volatile int consuming, stop, producer_done;
+  int producer_rc, consumer_rc;
+} soak;
+
+static void soak_line(const char *kind, long id, int flag) {
+  pthread_mutex_lock(&soak.lock);
+  if (flag < 0)
+    fprintf(soak.results, "%s %ld\n", kind, id);
+  else
+    fprintf(soak.results, "%s %ld %d\n", kind, id, flag);
+  if (kind[0] == 'C' && !soak.confirmed[id]) {
+    soak.confirmed[id] = 1;
+    soak.n_confirmed++;
+    soak.last_confirm = now_s();
+  }
+  if (kind[0] == 'D' && !soak.delivered[id]) {
+    soak.delivered[id] = 1;
+    soak.n_delivered++;
+  }
+  pthread_mutex_unlock(&soak.lock);
+}
+
+static void soak_flush(void) {
+  pthread_mutex_lock(&soak.lock);
+  fflush(soak.results);
+  pthread_mutex_unlock(&soak.lock);
+}
+
+/* a recovery notification of one of the soak's connections, said; 1 when ev was one */
+static int soak_notified(const ag_event_t *ev, const char *conn) {
+  if (ev->type < AG_EV_RECOVERY_STARTED || ev->type > AG_EV_RECOVERY_FAILED)
+    return 0;
+  pthread_mutex_lock(&saying);
+  (void)notified(ev, conn);
+  pthread_mutex_unlock(&saying);
+  return 1;
+}
+
+static long soak_id(ag_bytes_t body) {
+  long id = 0;
+  for (size_t i = 0; i < 12 && i < body.len; i++)
+    id = id * 10 + (body.bytes[i] - '0');
+  return id >= 0 && id < soak.count ? id : -1;
+}
+
+static int soak_connect(ag_client_t *c, int republish) {
+  ag_client_options_t o;
+  ag_client_options_init(&o);
+  o.heartbeat = (uint16_t)num("heartbeat", 2);
+  o.connection_timeout_ms = (int)(num("timeout", 10) * 1000);
+  if (ag_client_options_url(&o, param("url", "")) != AG_OK)
+    return AG_ERR_VALUE;
+  o.recovery.enabled = true; /* the policy's defaults */
+  o.recovery.republish = republish;
+  return ag_client_connect(c, &o);
+}
+
+static void *soak_consumer(void *arg) {
+  (void)arg;
+  ag_client_t *c = &soak_clients[1];
+  char name[256], now_name[256];
+  int rc = soak_connect(c, 0);
+  ag_exchange_declare_t xd;
+  memset(&xd, 0, sizeof xd);
+  xd.exchange = ag_cstring(soak.exchange);
+  xd.type = AG_LIT("direct");
+  if (rc == AG_OK)
+    rc = ag_client_exchange_declare(c, 1, &xd, NULL);
+  ag_queue_declare_t qd;
+  memset(&qd, 0, sizeof qd);
+  ag_method_t ok;
+  if (rc == AG_OK)
+    rc = ag_client_queue_declare(c, 1, &qd, &ok);
+  if (rc != AG_OK) {
+    soak.consumer_rc = rc;
+    soak.consuming = -1;
+    return NULL;
+  }
+  snprintf(name, sizeof name, "%.*s", (int)ok.u.queue_declare_ok.queue.len,
+           (const char *)ok.u.queue_declare_ok.queue.bytes);
+  strcpy(now_name, name);
+  pthread_mutex_lock(&saying);
+  field("name", name);
+  say("event", "queue");
+  pthread_mutex_unlock(&saying);
+  ag_queue_bind_t qb;
+  memset(&qb, 0, sizeof qb);
+  qb.queue = ag_cstring(name);
+  qb.exchange = ag_cstring(soak.exchange);
+  qb.routing_key = ag_cstring(soak.routing_key);
+  ag_basic_qos_t qos;
+  memset(&qos, 0, sizeof qos);
+  qos.prefetch_count = 100;
+  ag_basic_consume_t bc;
+  memset(&bc, 0, sizeof bc);
+  bc.queue = ag_cstring(name);
+  if ((rc = ag_client_queue_bind(c, 1, &qb, NULL)) != AG_OK || (rc = ag_client_basic_qos(c, 1, &qos, NULL)) != AG_OK ||
+      (rc = ag_client_basic_consume(c, 1, &bc, NULL)) != AG_OK) {
+    soak.consumer_rc = rc;
+    soak.consuming = -1;
+    return NULL;
+  }
+  soak.consuming = 1;
+  long unflushed = 0;
+  while (!soak.stop) {
+    ag_event_t ev;
+    rc = ag_client_next(c, &ev, 200);
+    if (rc == AG_CLIENT_TIMEOUT) {
+      if (unflushed)
+        soak_flush();
+      unflushed = 0;
+      continue;
+    }
+    if (rc < 0) {
+      soak.consumer_rc = rc;
+      break;
+    }
+    if (soak_notified(&ev, "consumer")) {
+      if (rc == AG_EV_RECOVERED) { /* the queue's name now (a new one if it had gone) */
+        ag_bytes_t now = ag_client_queue_name(c, ag_cstring(name));
+        if (now.len != strlen(now_name) || memcmp(now.bytes, now_name, now.len) != 0) {
+          snprintf(now_name, sizeof now_name, "%.*s", (int)now.len, (const char *)now.bytes);
+          pthread_mutex_lock(&saying);
+          field("name", now_name);
+          say("event", "queue");
+          pthread_mutex_unlock(&saying);
+        }
+      }
+      continue;
+    }
+    if (rc != AG_EV_MESSAGE)
+      continue;
+    long id = soak_id(ev.body);
+    if (id >= 0)
+      soak_line("D", id, ev.method.u.basic_deliver.redelivered);
+    if (++unflushed >= 100) {
+      soak_flush();
+      unflushed = 0;
+    }
+    ag_basic_ack_t a;
+    memset(&a, 0, sizeof a);
+    a.delivery_tag = ev.method.u.basic_deliver.delivery_tag;
+    if ((rc = ag_client_basic_ack(c, 1, &a, NULL)) != AG_OK) {
+      soak.consumer_rc = rc;
+      break;
+    }
+  }
+  soak_flush();
+  (void)ag_client_flush(c);
+  return NULL;
+}
+
+/* the events the producer's client kept (returns, notifications, publishes it reports): the ids to publish
+   again into again[] (U written for each) */
+static void soak_drain(ag_client_t *c, uint8_t *again) {
+  ag_event_t ev;
+  int rc;
+  while ((rc = ag_client_next(c, &ev, 0)) > 0) {
+    if (soak_notified(&ev, "producer"))
+      continue;
+    long id = rc == AG_EV_MESSAGE_RETURNED || rc == AG_EV_PUBLISH_UNCONFIRMED || rc == AG_EV_PUBLISH_REPUBLISHED
+                  ? soak_id(ev.body)
+                  : -1;
+    if (id < 0)
+      continue;
+    soak_line("U", id, -1);
+    if (rc != AG_EV_PUBLISH_REPUBLISHED) /* (the client published that one again itself) */
+      again[id] = 1;
+  }
+}
+
+static void *soak_producer(void *arg) {
+  (void)arg;
+  ag_client_t *c = &soak_clients[0];
+  int rc = soak_connect(c, (int)num("republish", 1));
+  if (rc == AG_OK)
+    rc = confirm_select_on(c, 1);
+  while (rc == AG_OK && soak.consuming == 0)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  uint8_t *body = malloc(soak.size), *again = calloc((size_t)soak.count, 1);
+  long *ids = malloc(sizeof(long) * (size_t)(soak.window > 0 ? soak.window : 1));
+  memset(body, 'x', soak.size);
+  ag_basic_publish_t pub;
+  memset(&pub, 0, sizeof pub);
+  pub.exchange = ag_cstring(soak.exchange);
+  pub.routing_key = ag_cstring(soak.routing_key);
+  pub.mandatory = true;
+  double start = now_s();
+  long next = 0, window_no = 0;
+  while (rc == AG_OK && soak.consuming > 0) {
+    /* the window: ids again first (reported, returned), then new ones */
+    long n = 0;
+    for (long id = 0; id < soak.count && n < soak.window; id++)
+      if (again[id]) {
+        again[id] = 0;
+        ids[n++] = id;
+      }
+    while (n < soak.window && next < soak.count)
+      ids[n++] = next++;
+    if (n == 0)
+      break;
+    double due = start + (double)window_no * (double)soak.window / soak.rate;
+    while (now_s() < due)
+      nanosleep(&(struct timespec){0, 2000000}, NULL);
+    window_no++;
+    for (long i = 0; i < n && rc == AG_OK; i++) {
+      char digits[16];
+      snprintf(digits, sizeof digits, "%012ld", ids[i]);
+      memcpy(body, digits, soak.size < 12 ? soak.size : 12);
+      rc = ag_client_basic_publish(c, 1, &pub, NULL, (ag_bytes_t){body, soak.size}, NULL);
+      soak.published++;
+    }
+    if (rc != AG_OK)
+      break;
+    rc = ag_client_wait_confirms(c, 1);
+    bool nacked = rc == AG_ERR_VALUE;
+    if (rc == AG_CLIENT_UNCONFIRMED || nacked)
+      rc = AG_OK;
+    soak_drain(c, again);
+    if (rc != AG_OK)
+      break;
+    for (long i = 0; i < n; i++) {
+      if (nacked && !again[ids[i]]) { /* which of them the broker refused is not known: each again */
+        soak_line("U", ids[i], -1);
+        again[ids[i]] = 1;
+      }
+      if (!again[ids[i]])
+        soak_line("C", ids[i], -1);
+    }
+    soak_flush();
+  }
+  if (rc != AG_OK)
+    soak_drain(c, again);
+  soak.producer_rc = rc;
+  free(body);
+  free(again);
+  free(ids);
+  soak.producer_done = 1;
+  return NULL;
+}
+
+static void s_soak(void) {
+  memset(&soak, 0, sizeof soak);
+  pthread_mutex_init(&soak.lock, NULL);
+  soak.count = num("count", 1000);
+  soak.window = num("window", 100);
+  soak.size = (size_t)num("size", 100);
+  if (soak.size < 12)
+    soak.size = 12;
+  soak.rate = (double)num("rate", 500);
+  if (soak.rate <= 0)
+    soak.rate = 500;
+  soak.exchange = param("exchange", "amqgen.soak");
+  soak.routing_key = param("routing_key", "soak");
+  soak.results = fopen(param("results", "/dev/null"), "a");
+  soak.confirmed = calloc((size_t)soak.count, 1);
+  soak.delivered = calloc((size_t)soak.count, 1);
+  if (soak.results == NULL || soak.confirmed == NULL || soak.delivered == NULL) {
+    field("type", "OSError");
+    field("message", "the results file");
+    say("outcome", "error");
+    return;
+  }
+  soak.last_confirm = now_s();
+  pthread_t producer, consumer;
+  pthread_create(&consumer, NULL, soak_consumer, NULL);
+  pthread_create(&producer, NULL, soak_producer, NULL);
+  for (;;) { /* done: every id confirmed and delivered, or 120 s without a confirm, or a thread ended */
+    nanosleep(&(struct timespec){0, 50000000}, NULL);
+    pthread_mutex_lock(&soak.lock);
+    bool all = soak.n_confirmed == soak.count && soak.n_delivered >= soak.count;
+    bool quiet = now_s() - soak.last_confirm > 120;
+    pthread_mutex_unlock(&soak.lock);
+    if (all || quiet || soak.consuming < 0 || (soak.producer_done && soak.producer_rc != AG_OK) ||
+        soak.consumer_rc != 0)
+      break;
+  }
+  soak.stop = 1;
+  pthread_join(producer, NULL);
+  pthread_join(consumer, NULL);
+  int prc = soak.producer_rc, crc = soak.consumer_rc;
+  for (int i = 0; i < 2; i++) /* (each client closed by its owner: this thread now) */
+    ag_client_handover(&soak_clients[i]);
+  (void)ag_client_close(&soak_clients[0]);
+  (void)ag_client_close(&soak_clients[1]);
+  fclose(soak.results);
+  pthread_mutex_lock(&saying);
+  field("published", I(soak.published));
+  field("confirmed", I(soak.n_confirmed));
+  field("consumed", I(soak.n_delivered));
+  if (prc != AG_OK || (crc != 0 && crc != AG_OK)) {
+    field("producer", ag_status_name(prc));
+    field("consumer", ag_status_name(crc));
+    field("type", "soak");
+    field("message", "a connection ended");
+    say("outcome", "error");
+  } else {
+    say("outcome", "ok");
+  }
+  pthread_mutex_unlock(&saying);
+  free(soak.confirmed);
+  free(soak.delivered);
+  pthread_mutex_destroy(&soak.lock);
+}
+
 static const struct {
   const char *name;
   void (*run)(void);
@@ -649,6 +1311,14 @@ static const struct {
     {"local_refusal", s_local_refusal},
     {"big_message", s_big_message},
     {"consume_server", s_consume_server},
+    {"recover_consume", s_recover_consume},
+    {"recover_refused", s_recover_refused},
+    {"recover_user_close", s_recover_user_close},
+    {"recover_channel_error", s_recover_channel_error},
+    {"recover_unconfirmed", s_recover_unconfirmed},
+    {"recover_stale_ack", s_recover_stale_ack},
+    {"recover_gives_up", s_recover_gives_up},
+    {"soak", s_soak},
 };
 
 int main(void) {
@@ -685,6 +1355,7 @@ int main(void) {
       continue;
     }
     fprintf(stderr, "fault_driver: run %s\n", words[1]);
+    recovery_on = republish_on = attempts_max = 0;
     scenarios[k].run();
   }
   return 0;

@@ -23,7 +23,7 @@ from faults.server import ScriptedServer
 HERE = Path(__file__).resolve().parent.parent  # tests/
 #: phases after which the driver waits for ``go`` (tests/faults/protocol.md)
 WAITS = {("connect", "connected"), ("await_confirm", "ready"), ("blocked", "connected"), ("blocked", "blocked"),
-         ("consume_leave", "left")}
+         ("consume_leave", "left"), ("recover_unconfirmed", "ready")}
 
 
 def python_commands(gen: Path, package: str) -> dict[str, tuple[list[str], dict[str, str]]]:

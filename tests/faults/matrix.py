@@ -48,7 +48,8 @@ SPELLING: dict[str, dict[str, str]] = {}
 _C_SPELLING = {"connection_lost": "CLIENT_LOST", "connection_closed": "CLIENT_CLOSED",
                "channel_closed": "CLIENT_CHANNEL_CLOSED", "connect_failed": "CLIENT_CONNECT",
                "connect_timeout": "CLIENT_TIMEOUT", "version_refused": "CLIENT_VERSION",
-               "callback_error": "CLIENT_CONSUMER"}
+               "callback_error": "CLIENT_CONSUMER", "unconfirmed": "CLIENT_UNCONFIRMED",
+               "recovery_failed": "CLIENT_RECOVERY_FAILED"}
 for _kind, _spelled in _C_SPELLING.items():
     SPELLING.setdefault(_kind, {})["c"] = _spelled
 
@@ -247,8 +248,8 @@ _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) |
 NOT_YET: dict[str, frozenset[str]] = {
     "python": _RECOVERY,  # issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
-    "c": _RECOVERY,  # issue 42 (recovery)
-    "java": _RECOVERY,  # issue 42 (recovery)
+    "c": frozenset(),
+    "java": frozenset(),
 }
 
 
@@ -267,6 +268,7 @@ for _kind, _spelled in {
     "version_refused": "Client.VersionRefusedException", "connection_closed": "Client.ConnectionClosedException",
     "connection_lost": "Client.ConnectionLostException", "channel_closed": "Client.ChannelClosedException",
     "callback_error": "Client.ChannelClosedException", "local_error": "EncodeException",
+    "recovery_failed": "Client.RecoveryFailedException", "unconfirmed": "Client.PublishNotConfirmedException",
 }.items():
     SPELLING.setdefault(_kind, {})["java"] = _spelled
 

@@ -147,9 +147,9 @@ def soak(client: str, driver: Driver, *, count: int, size: int = 100, heartbeat:
             faults.join()
         report = SoakReport(client, count, outcome, seconds=time.monotonic() - t0,
                             cpu=cpu_seconds(driver.proc.pid) - cpu0)
-        if queue:
+        for name in dict.fromkeys(queue):  # every name: a client that renames a queue may leave the old one behind
             with contextlib.suppress(Exception):
-                broker.delete_queue(queue[-1])
+                broker.delete_queue(name)
         confirmed, unconfirmed, delivered, redelivered = set(), set(), Counter[int](), Counter[int]()
         for line in results.read_text().splitlines():
             kind, _, rest = line.partition(" ")

@@ -6,6 +6,10 @@ import amqgen.rabbit.BasicProperties;
 import amqgen.rabbit.BasicPublish;
 import amqgen.rabbit.BasicQos;
 import amqgen.rabbit.BasicAck;
+import amqgen.rabbit.BasicDeliver;
+import amqgen.rabbit.ExchangeDeclare;
+import amqgen.rabbit.ExchangeDelete;
+import amqgen.rabbit.QueueBind;
 import amqgen.rabbit.Client;
 import amqgen.rabbit.ConfirmSelect;
 import amqgen.rabbit.EncodeException;
@@ -19,7 +23,11 @@ import java.io.PrintStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -122,6 +130,10 @@ public final class FaultDriver {
             o = new Outcome("channel_closed", "code", c.replyCode());
         } else if (e instanceof Client.ConsumerCancelledException) {
             o = new Outcome("consumer_cancelled");
+        } else if (e instanceof Client.RecoveryFailedException) {
+            o = new Outcome("recovery_failed");
+        } else if (e instanceof Client.PublishNotConfirmedException u) {
+            o = new Outcome("unconfirmed", "messages", u.messages().size());
         } else if (e instanceof EncodeException || e instanceof LocalProtocolException) {
             o = new Outcome("local_error");
         } else {
@@ -685,6 +697,421 @@ public final class FaultDriver {
         throw new Outcome("ok", "consumed", consumed, "body_ok", ok && consumed == 2);
     }
 
+    // -- recovery (issue 42): protocol.md's "Recovery" and "The recovery soak" ----------------------------------
+    /** A recovering connection's notifications as events, counted; latches for the scenarios that wait on them. */
+    static final class Recover implements Client.RecoveryListener {
+        final String conn; // the soak's "producer" or "consumer"; null in the matrix rows
+        final AtomicInteger recoveries = new AtomicInteger();
+        final LinkedBlockingQueue<String> notices = new LinkedBlockingQueue<>();
+        volatile Runnable onRecovered = () -> { };
+        volatile java.util.function.Consumer<List<Client.Unconfirmed>> onRepublished = m -> { };
+
+        Recover(String conn) {
+            this.conn = conn;
+        }
+
+        Object[] who(Object... kv) {
+            if (conn == null) {
+                return kv;
+            }
+            Object[] out = Arrays.copyOf(kv, kv.length + 2);
+            out[kv.length] = "conn";
+            out[kv.length + 1] = conn;
+            return out;
+        }
+
+        @Override
+        public void started(Client.AmqpClientException cause) {
+            say("event", "recovery_started", who("cause", spelled(cause) + ": " + cause.getMessage()));
+        }
+
+        @Override
+        public void recovered() {
+            recoveries.incrementAndGet();
+            say("event", "recovered", who());
+            onRecovered.run();
+            notices.add("recovered");
+        }
+
+        @Override
+        public void failed(Client.RecoveryFailedException e) {
+            Throwable c = e.getCause() == null ? e : e.getCause();
+            say("event", "recovery_failed", who("cause", spelled(c) + ": " + c.getMessage()));
+            notices.add("failed");
+        }
+
+        @Override
+        public void republished(int channel, List<Client.Unconfirmed> messages) {
+            onRepublished.accept(messages);
+        }
+
+        /** Waits for the next notification of this kind. */
+        void await(String what) throws Exception {
+            long until = System.nanoTime() + NOTICE_WAIT_S * 1_000_000_000L;
+            while (true) {
+                String n = notices.poll(Math.max(1, (until - System.nanoTime()) / 1_000_000L), TimeUnit.MILLISECONDS);
+                if (n == null) {
+                    throw new Outcome("error", "type", "NoNotification", "message", "no " + what + " in " + NOTICE_WAIT_S + " s");
+                }
+                if (n.equals(what)) {
+                    return;
+                }
+            }
+        }
+
+        Client.Recovering connect(Map<String, String> p, Client.RecoveryPolicy policy) {
+            Client.Options o = new Client.Options().heartbeat(Integer.parseInt(p.get("heartbeat")))
+                    .connectionTimeout(Duration.ofMillis((long) (Double.parseDouble(p.getOrDefault("timeout", "10")) * 1000)));
+            return Client.connectRecovering(p.get("url"), o, policy.listener(this));
+        }
+
+        Client.Recovering connect(Map<String, String> p) {
+            return connect(p, quick());
+        }
+
+        /** The rows' policy: the defaults, but initial delay 0.1 s and max delay 1 s. */
+        static Client.RecoveryPolicy quick() {
+            return new Client.RecoveryPolicy().initialDelay(Duration.ofMillis(100)).maxDelay(Duration.ofSeconds(1));
+        }
+
+        Outcome closing(Client.Recovering conn, Throwable e) {
+            Outcome o = outcomeOf(e);
+            try {
+                conn.close();
+                o.with("close_ok", 1);
+            } catch (RuntimeException x) {
+                o.with("close_ok", 0);
+            }
+            return o.with("recoveries", recoveries.get());
+        }
+
+        static byte[] text(String s) {
+            return s.getBytes(StandardCharsets.UTF_8);
+        }
+
+        static void consume(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p);
+            try {
+                Client.RecoveringChannel ch1 = conn.openChannel();
+                ch1.basicQos(new BasicQos().withPrefetchCount(10));
+                String x = p.get("queue") + ".x";
+                ch1.exchangeDeclare(new ExchangeDeclare().withExchange(x).withType("direct"));
+                String q = ch1.queueDeclare(new QueueDeclare().withQueue("").withExclusive(true)).queue();
+                say("event", "queue", "name", q);
+                ch1.queueBind(new QueueBind().withQueue(q).withExchange(x).withRoutingKey("k"));
+                BasicConsume consume = new BasicConsume().withQueue(q);
+                Client.RecoveringSubscription it = null;
+                LinkedBlockingQueue<Client.Delivery> got = new LinkedBlockingQueue<>();
+                if (p.get("style").equals("iterator")) {
+                    it = ch1.consume(consume);
+                } else {
+                    ch1.consume(consume, got::add);
+                }
+                Client.RecoveringChannel ch2 = conn.openChannel();
+                ch2.confirmSelect(new ConfirmSelect());
+                BasicPublish publish = new BasicPublish().withExchange(x).withRoutingKey("k");
+                int consumed = 0;
+                for (String body : new String[] {"one", "two"}) {
+                    ch2.publish(publish, null, text(body));
+                    ch2.waitForConfirms();
+                    Client.Delivery d = it != null ? it.poll(Duration.ofSeconds(NOTICE_WAIT_S))
+                            : got.poll(NOTICE_WAIT_S, TimeUnit.SECONDS);
+                    if (d == null || !Arrays.equals(d.body(), text(body))) {
+                        conn.close();
+                        throw new Outcome("error", "type", "NotDelivered", "message", body + ": " + d);
+                    }
+                    ch1.basicAck(new BasicAck().withDeliveryTag(d.deliveryTag()));
+                    consumed++;
+                    if (body.equals("one")) {
+                        say("phase", "consuming");
+                        r.await("recovered");
+                    }
+                }
+                String m = conn.currentName(q);
+                say("event", "queue", "name", m);
+                ch1.exchangeDelete(new ExchangeDelete().withExchange(x));
+                conn.close();
+                throw new Outcome("ok", "consumed", consumed, "renamed", !m.equals(q), "recoveries", r.recoveries.get());
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+        }
+
+        static void refused(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Outcome o;
+            try {
+                r.connect(p).close();
+                o = new Outcome("ok", "note", "the connection was not refused");
+            } catch (RuntimeException e) {
+                o = outcomeOf(e);
+            }
+            Thread.sleep(2000);
+            throw o.with("recoveries", r.recoveries.get());
+        }
+
+        static void userClose(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p);
+            try {
+                conn.openChannel();
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+            conn.close();
+            Thread.sleep(2000);
+            throw new Outcome("ok", "recoveries", r.recoveries.get());
+        }
+
+        static void channelError(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p);
+            try {
+                Outcome o;
+                try {
+                    conn.openChannel().queueDeclare(declare(p.get("queue")).withPassive(true));
+                    o = new Outcome("ok", "note", "the passive declare of a missing queue worked");
+                } catch (Client.ChannelClosedException e) {
+                    o = outcomeOf(e);
+                }
+                Thread.sleep(2000);
+                int usable = 0;
+                try {
+                    conn.openChannel().queueDeclare(declare(p.get("queue")));
+                    usable = 1;
+                } catch (RuntimeException e) {
+                    System.err.println("not usable: " + e);
+                }
+                conn.close();
+                throw o.with("usable", usable).with("recoveries", r.recoveries.get());
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+        }
+
+        static void unconfirmed(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p, quick().republish(num(p, "republish") == 1));
+            int count = num(p, "count");
+            try {
+                Client.RecoveringChannel ch = conn.openChannel();
+                ch.confirmSelect(new ConfirmSelect());
+                ch.queueDeclare(declare(p.get("queue")));
+                say("phase", "ready");
+                waitGo();
+                for (int i = 0; i < count; i++) {
+                    ch.publish(to(p.get("queue")), null, text(Integer.toString(i)));
+                }
+                ch.waitForConfirms();
+                conn.close();
+                throw new Outcome("ok", "confirmed", count, "recoveries", r.recoveries.get());
+            } catch (Client.PublishNotConfirmedException e) {
+                throw r.closing(conn, e);
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+        }
+
+        static void staleAck(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p);
+            try {
+                Client.RecoveringChannel ch = conn.openChannel();
+                ch.queueDeclare(declare(p.get("queue")));
+                ch.publish(to(p.get("queue")), null, text("x"));
+                ch.flush();
+                Client.RecoveringSubscription it = ch.consume(new BasicConsume().withQueue(p.get("queue")));
+                Client.Delivery before = it.next();
+                say("phase", "delivered");
+                r.await("recovered");
+                ch.basicAck(new BasicAck().withDeliveryTag(before.deliveryTag())); // dropped: the old connection's
+                Client.Delivery again = it.poll(Duration.ofSeconds(NOTICE_WAIT_S));
+                if (again == null) {
+                    conn.close();
+                    throw new Outcome("error", "type", "NotRedelivered", "message", "no delivery after the recovery");
+                }
+                ch.basicAck(new BasicAck().withDeliveryTag(again.deliveryTag()));
+                boolean redelivered = ((BasicDeliver) again.method()).redelivered();
+                ch.queueDeclare(declare(p.get("queue")).withPassive(true)); // throws when the channel was closed
+                boolean usable = ch.open() && conn.isOpen() && ch.staleSettlements() == 1;
+                conn.close();
+                throw new Outcome("ok", "redelivered", redelivered, "usable", usable, "recoveries", r.recoveries.get());
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+        }
+
+        static void givesUp(Map<String, String> p) throws Exception {
+            Recover r = new Recover(null);
+            Client.Recovering conn = r.connect(p, quick().maxAttempts(3));
+            try {
+                Client.RecoveringChannel ch = conn.openChannel();
+                say("phase", "connected");
+                r.await("failed");
+                ch.queueDeclare(declare(p.get("queue")));
+                conn.close();
+                throw new Outcome("ok", "note", "a call after the recovery failed worked");
+            } catch (RuntimeException e) {
+                throw r.closing(conn, e);
+            }
+        }
+
+        // -- the soak ---------------------------------------------------------------------------------------
+        static void soak(Map<String, String> p) throws Exception {
+            int count = num(p, "count");
+            int size = num(p, "size");
+            int window = num(p, "window");
+            double rate = Double.parseDouble(p.get("rate"));
+            boolean republish = num(p, "republish") == 1;
+            String exchange = p.get("exchange");
+            String key = p.get("routing_key");
+            java.io.Writer results = new java.io.BufferedWriter(new java.io.OutputStreamWriter(
+                    new java.io.FileOutputStream(p.get("results"), true), StandardCharsets.UTF_8));
+            Object fileLock = new Object();
+            java.util.function.Consumer<String> line = l -> {
+                synchronized (fileLock) {
+                    try {
+                        results.write(l);
+                        results.write('\n');
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            };
+            Runnable flush = () -> {
+                synchronized (fileLock) {
+                    try {
+                        results.flush();
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+            };
+            boolean[] delivered = new boolean[count];
+            AtomicInteger consumed = new AtomicInteger();
+            Recover cr = new Recover("consumer");
+            Recover pr = new Recover("producer");
+            Client.Recovering cconn = cr.connect(p, new Client.RecoveryPolicy());
+            Client.Recovering pconn = null;
+            long published = 0;
+            int confirmed = 0;
+            try {
+                Client.RecoveringChannel cch = cconn.openChannel();
+                cch.exchangeDeclare(new ExchangeDeclare().withExchange(exchange).withType("direct"));
+                String q = cch.queueDeclare(new QueueDeclare().withQueue("")).queue();
+                say("event", "queue", "name", q);
+                String[] shown = {q};
+                cr.onRecovered = () -> {
+                    String now = cconn.currentName(q);
+                    if (!now.equals(shown[0])) {
+                        shown[0] = now;
+                        say("event", "queue", "name", now);
+                    }
+                };
+                cch.queueBind(new QueueBind().withQueue(q).withExchange(exchange).withRoutingKey(key));
+                cch.basicQos(new BasicQos().withPrefetchCount(100));
+                cch.consume(new BasicConsume().withQueue(q), d -> {
+                    String b = new String(d.body(), 0, 12, StandardCharsets.US_ASCII);
+                    int id = Integer.parseInt(b);
+                    boolean again = ((BasicDeliver) d.method()).redelivered();
+                    line.accept("D " + id + " " + (again ? 1 : 0));
+                    synchronized (delivered) {
+                        if (!delivered[id]) {
+                            delivered[id] = true;
+                            consumed.incrementAndGet();
+                        }
+                    }
+                    cch.basicAck(new BasicAck().withDeliveryTag(d.deliveryTag()));
+                });
+                pconn = pr.connect(p, new Client.RecoveryPolicy().republish(republish));
+                Client.RecoveringChannel pch = pconn.openChannel();
+                pch.confirmSelect(new ConfirmSelect());
+                java.util.Set<Integer> returned = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                pch.onReturn(rt -> returned.add(Integer.parseInt(new String(rt.body(), 0, 12, StandardCharsets.US_ASCII))));
+                java.util.Set<Integer> again = java.util.concurrent.ConcurrentHashMap.newKeySet();
+                pr.onRepublished = msgs -> {
+                    for (Client.Unconfirmed u : msgs) {
+                        int id = Integer.parseInt(new String(u.body(), 0, 12, StandardCharsets.US_ASCII));
+                        again.add(id);
+                        line.accept("U " + id);
+                    }
+                };
+                BasicPublish publish = new BasicPublish().withExchange(exchange).withRoutingKey(key).withMandatory(true);
+                byte[] pad = "x".repeat(Math.max(0, size - 12)).getBytes(StandardCharsets.US_ASCII);
+                ArrayDeque<Integer> retry = new ArrayDeque<>();
+                int nextId = 0;
+                long t0 = System.nanoTime();
+                long n = 0;
+                while (confirmed < count) {
+                    long due = t0 + (long) (n * window / rate * 1e9);
+                    long sleep = due - System.nanoTime();
+                    if (sleep > 0) {
+                        Thread.sleep(sleep / 1_000_000L, (int) (sleep % 1_000_000L));
+                    }
+                    n++;
+                    List<Integer> batch = new ArrayList<>();
+                    while (batch.size() < window && (!retry.isEmpty() || nextId < count)) {
+                        batch.add(!retry.isEmpty() ? retry.poll() : nextId++);
+                    }
+                    if (batch.isEmpty()) {
+                        break;
+                    }
+                    for (int id : batch) {
+                        byte[] body = new byte[12 + pad.length];
+                        System.arraycopy(String.format("%012d", id).getBytes(StandardCharsets.US_ASCII), 0, body, 0, 12);
+                        System.arraycopy(pad, 0, body, 12, pad.length);
+                        pch.publish(publish, null, body);
+                        published++;
+                    }
+                    java.util.Set<Integer> bad = new java.util.HashSet<>();
+                    try {
+                        pch.waitForConfirms();
+                    } catch (Client.PublishNotConfirmedException e) {
+                        for (Client.Unconfirmed u : e.messages()) {
+                            bad.add(Integer.parseInt(new String(u.body(), 0, 12, StandardCharsets.US_ASCII)));
+                        }
+                    }
+                    published += again.size(); // the client's republishes
+                    again.clear();
+                    bad.addAll(returned);
+                    returned.clear();
+                    for (int id : batch) {
+                        if (bad.contains(id)) {
+                            line.accept("U " + id);
+                            retry.add(id);
+                        } else {
+                            line.accept("C " + id);
+                            confirmed++;
+                        }
+                    }
+                    for (int id : bad) {
+                        if (!batch.contains(id)) { // reported late: it was counted confirmed in an earlier window
+                            line.accept("U " + id);
+                        }
+                    }
+                    flush.run();
+                }
+                long last = System.nanoTime();
+                while (consumed.get() < count && System.nanoTime() - last < 120_000_000_000L) {
+                    Thread.sleep(50);
+                }
+                pconn.close();
+                cch.queueDelete(new amqgen.rabbit.QueueDelete().withQueue(cconn.currentName(q)));
+                cconn.close();
+                flush.run();
+                results.close();
+                throw new Outcome("ok", "published", published, "confirmed", confirmed, "consumed", consumed.get());
+            } catch (RuntimeException e) {
+                flush.run();
+                if (pconn != null) {
+                    pconn.close();
+                }
+                throw cr.closing(cconn, e).with("published", published).with("confirmed", confirmed);
+            }
+        }
+    }
+
     static void run(String scenario, Map<String, String> p) throws Exception {
         switch (scenario) {
             case "connect" -> connectScenario(p);
@@ -704,6 +1131,14 @@ public final class FaultDriver {
             case "local_refusal" -> localRefusal(p);
             case "big_message" -> bigMessage(p);
             case "consume_server" -> consumeServer(p);
+            case "recover_consume" -> Recover.consume(p);
+            case "recover_refused" -> Recover.refused(p);
+            case "recover_user_close" -> Recover.userClose(p);
+            case "recover_channel_error" -> Recover.channelError(p);
+            case "recover_unconfirmed" -> Recover.unconfirmed(p);
+            case "recover_stale_ack" -> Recover.staleAck(p);
+            case "recover_gives_up" -> Recover.givesUp(p);
+            case "soak" -> Recover.soak(p);
             default -> throw new Outcome("error", "type", "NotImplemented", "message", "no scenario " + scenario
                     + " in the Java driver");
         }

@@ -175,8 +175,10 @@ public final class RmqSoak {
         synchronized (results) {
             results.close();
         }
-        producer.close();
-        consumer.close();
+        // abort, not close: a fault of the soak may be closing or recovering the connection at this moment, and
+        // close() then throws (AlreadyClosedException) where the soak itself went well
+        producer.abort();
+        consumer.abort();
         return "outcome ok published=" + published + " confirmed=" + (count - pending.size()) + " consumed="
                 + seen.size();
     }

@@ -15,6 +15,7 @@
   acks leaving while it waits, a forced close under an iterator); tests/java/ClientTls.java: the client's TLS
   transport (an SSLEngine on the I/O thread) through tests/peers/tls_forwarder.py. The fault matrix
   (tests/amqp0/clients/test_fault_matrix.py, tests/java/FaultDriver.java) runs the client under the network's faults too.
+- tests/java/ClientRecovery.java: connection recovery (issue 42) beyond the fault matrix's recovery rows.
 - tests/java/EngineChecks.java feeds the engine server octets built by hand here and compares the octets it
   queues with octets built by hand here.
 
@@ -32,6 +33,7 @@ import uuid
 from typing import Any
 
 import pytest
+from faults.proxy import FaultProxy
 from javatarget import Build, tool
 from pytarget import ROOT
 
@@ -500,3 +502,46 @@ def test_confirms_settled_out_of_order_over_many_publishes(java_build: Build) ->
     assert events[3] == acked([*range(151, 199), 200])
     assert events[4] == []  # a multiple ack of publishes all settled: nothing left to settle
     assert len(events[5]) == 1 and "kind=bad-field" in events[5][0] and "delivery tag 7" in events[5][0]
+
+
+@pytest.mark.broker
+def test_recovery_replays_what_was_declared_and_nothing_else(java_build: Build) -> None:
+    """Issue 42's Java recovery where the fault matrix's rows do not look (tests/java/ClientRecovery.java), through
+    a fault proxy that refuses connections for a second and resets the open one when the program says CUT: channel
+    numbers and tx mode come back, auto-delete exchanges and an exchange-to-exchange binding are replayed in order (a
+    publish to the source exchange reaches the renamed exclusive queue), a server-named queue that outlives its
+    connection is kept with its message, topology deleted through the client and a consumer the application
+    cancelled stay gone, and a call made while recovery runs waits for it."""
+
+    prefix = f"amqgen-java42-{uuid.uuid4().hex[:8]}"
+    with FaultProxy() as proxy:
+        proc = subprocess.Popen(
+            [tool("java", "openjdk-17-jdk-headless"), "-cp", str(java_build.classes), "ClientRecovery", proxy.url(),
+             prefix], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdin is not None
+        seen = []
+        try:
+            for line in proc.stdout:
+                seen.append(line.strip())
+                if line.strip() == "CUT":
+                    proxy.refuse(1)
+                    proxy.cut()
+                    proc.stdin.write("go\n")
+                    proc.stdin.flush()
+                if line.startswith(("FAIL", "OK closed")):
+                    break
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0, f"{seen} {err}"[-3000:]
+    assert seen == [
+        "CUT",
+        "OK a call made during recovery waited for it",
+        "OK a consumer the application cancelled is not registered again",
+        "OK channels reopened with their numbers, tx mode replayed",
+        "OK auto-delete exchanges, an exchange binding and a renamed queue's binding replayed",
+        "OK a server-named queue that outlives its connection kept with its message",
+        "OK topology deleted through the client is not declared again",
+        "OK closed",
+    ]
