@@ -426,12 +426,14 @@ def client_methods(spec: Any, naming: Any, methods: list[PyMethod]) -> list[dict
     by_name = {pm.model.full_name: pm for pm in methods}
     plan = behaviour_plan(spec)
     lifecycle = {b.method for b in plan.methods if b.opens or b.closes}
+    content = {b.method: b.content for b in plan.methods}
     calls = []
     for b in plan.methods:
         if "client" not in b.senders or b.channel == "zero" or b.answers or lifecycle & {b.method, *b.replies}:
             continue
         pm = by_name[b.method]
-        replies = [by_name[r].cls for r in b.replies] if b.synchronous else []
+        # a reply with content (basic.get-ok) reaches the caller as the client's Message
+        replies = [("Message" if content[r] else by_name[r].cls) for r in b.replies] if b.synchronous else []
         nowait = next((f.ident for f in pm.fields if f.name == b.no_wait), None) if b.no_wait else None
         calls.append({
             "name": naming.function(b.method.replace(".", "-")),
@@ -501,15 +503,29 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     client_roles = {**{r: life.roles()[r] for r in ("tune", "channel_open", "channel_close")}, **bplan.client.roles()}
     engine_keys = {naming.constant(role): keys[name] if name else "None" for role, name in life.roles().items()}
     reopen_rule = life.reopen_rule
+    senders = {b.method: b.senders for b in bplan.methods}
     return {
         "py_client": (calls := client_methods(spec, naming, methods)),
         "py_client_imports": sort_all(
-            ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"]}]
+            ["METHODS", "Method", *{c["cls"] for c in calls}, *{r for c in calls for r in c["replies"] if r != "Message"}]
         ),
         "py_keys": keys,
         "py_client_keys": {role: keys[name] for role, name in client_roles.items() if name},
         # a spec without these (a test's synthetic one) gets client modules that say so on import
         "py_client_missing": [role for role, name in client_roles.items() if not name],
+        # what the clients offer where the spec has it (None where it does not): a delivery's nack (the confirms'
+        # nack, where a client sends it too), the server's blocked / unblocked notices, and the capabilities the
+        # client advertises (the behaviour plan's)
+        "py_client_optional": {
+            "delivery_nack": keys[life.nack] if life.nack and "client" in senders.get(life.nack, ()) else None,
+            "blocked": keys[bplan.notices.blocked] if bplan.notices.blocked else None,
+            "unblocked": keys[bplan.notices.unblocked] if bplan.notices.unblocked else None,
+        },
+        "py_client_capabilities": list(bplan.capabilities),
+        # the properties of the content the client publishes and is delivered (basic's), for the Message's type
+        "py_client_properties": next((pp.cls for pp in props
+                                      if pp.model.name == str(client_roles.get("publish")).split(".")[0]),
+                                     "Properties"),
         "py_engine_keys": engine_keys,
         "py_engine_reopen_rule": reopen_rule,
         "py": {

@@ -246,7 +246,7 @@ _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) |
 #: says "not yet" in its cell (never "yes"). Each entry names the open issue that takes it; an entry goes when the
 #: client passes the row. "soak" stands for tests/amqp0/clients/test_recovery_soak.py.
 NOT_YET: dict[str, frozenset[str]] = {
-    "python": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
+    "python": _RECOVERY,  # issue 42 (recovery)
     "aio": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
     "c": frozenset(),
     "java": frozenset(),
@@ -271,3 +271,16 @@ for _kind, _spelled in {
     "recovery_failed": "Client.RecoveryFailedException", "unconfirmed": "Client.PublishNotConfirmedException",
 }.items():
     SPELLING.setdefault(_kind, {})["java"] = _spelled
+
+# the Python blocking client's spelling of each kind (tests/faults/driver_blocking.py reports it as raised=): its
+# exception classes (client_core.py). A callback's exception comes out of the dispatch call as the
+# ConsumerCallbackError its channel was closed with (200); a local refusal is the package's EncodeError (the
+# engine's FrameTooLargeError is one); a consumer the broker cancels is a ConsumerCancelledError from the iterator,
+# or the on_cancel notification of Channel.on_message (two spellings: the kind is not in this table)
+for _kind, _spelled in {
+    "connect_failed": "ConnectFailedError", "connect_timeout": "ConnectTimeoutError",
+    "version_refused": "VersionRefusedError", "connection_closed": "ConnectionClosedError",
+    "connection_lost": "ConnectionLostError", "channel_closed": "ChannelClosedError",
+    "callback_error": "ConsumerCallbackError", "local_error": "EncodeError",
+}.items():
+    SPELLING.setdefault(_kind, {})["python"] = _spelled

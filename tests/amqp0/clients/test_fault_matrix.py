@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 from faults.drivers import Driver, Outcome
 from faults.harness import Run, judge, start_drivers
 from faults.matrix import CLIENTS, ROWS, Row, runs
+from pytarget import SPEC_091_EXT, import_package
 
 pytestmark = [pytest.mark.broker]
 
@@ -27,20 +29,29 @@ SELECTED = tuple(c for c in os.environ.get("AMQGEN_FAULT_CLIENTS", ",".join(CLIE
 
 
 @pytest.fixture(scope="module")
-def drivers(amqp091: ModuleType, request: pytest.FixtureRequest,
+def amqp091_faults(gen_root: Path) -> ModuleType:
+    """The Python package the Python drivers run: RabbitMQ's 0-9-1 extended spec with the bundled overlay
+    rabbitmq-blocked (connection.blocked and unblocked, for the memory-alarm row), as the C and Java drivers'
+    clients are rendered."""
+    return import_package(SPEC_091_EXT, "amqp091f", gen_root, overlays=("rabbitmq-blocked",))
+
+
+@pytest.fixture(scope="module")
+def drivers(amqp091_faults: ModuleType, request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Driver]]:
     """One driver process per selected client for the whole module."""
-    started = start_drivers(tuple(c for c in SELECTED if any(runs(r.id, c) for r in RUN)), amqp091, request, tmp_path_factory)
+    started = start_drivers(tuple(c for c in SELECTED if any(runs(r.id, c) for r in RUN)), amqp091_faults, request,
+                            tmp_path_factory)
     yield started
     for d in started.values():
         d.close()
 
 
 @pytest.fixture(scope="module")
-def engine(amqp091: ModuleType) -> ModuleType:
+def engine(amqp091_faults: ModuleType) -> ModuleType:
     import importlib
 
-    return importlib.import_module(f"{amqp091.__name__}.engine")
+    return importlib.import_module(f"{amqp091_faults.__name__}.engine")
 
 
 #: the outcomes of the run, row id -> client -> outcome (compared across clients, rendered into the docs table)

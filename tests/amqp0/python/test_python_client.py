@@ -1,16 +1,23 @@
 """The generated blocking (client.py) and asyncio (aio.py) clients against RabbitMQ (issue 32): the review's
 program in examples/ on both, login refused, a channel error and the connection going on, the broker closing our
-connection with unacked deliveries, the transport cut mid-consume, close with deliveries in flight."""
+connection with unacked deliveries, the transport cut mid-consume, close with deliveries in flight; and (issue 41)
+what the fault matrix (tests/test_fault_matrix.py) does not pin down by itself: each of those tests failed on
+the blocking client before issue 41 (callbacks ran inside unrelated calls and on the heartbeat thread, the
+README's hello failed ``mypy --strict``, URL query parameters were ignored, ``Message.reject`` requeued by
+default while ``basic_reject`` did not, returns without confirms were dropped, connect errors were builtins)."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import uuid
@@ -293,7 +300,7 @@ def test_amqps_with_an_ssl_context_on_both_clients(client: ModuleType, aio: Modu
     """``amqps://`` with the caller's ``ssl.SSLContext`` (trusting the forwarder's self-signed certificate): both
     clients negotiate TLS (the forwarder decrypted the AMQP protocol header from each) and work through it (a
     queue declared, a message published with its confirm awaited and read back). Without the context the
-    default one refuses the self-signed certificate."""
+    default one refuses the self-signed certificate (ConnectFailedError, the SSL error as its cause)."""
     import ssl
 
     fwd, cert = tls_forwarder
@@ -328,5 +335,151 @@ def test_amqps_with_an_ssl_context_on_both_clients(client: ModuleType, aio: Modu
     for version, first in fwd.seen:
         assert version in ("TLSv1.2", "TLSv1.3")
         assert first == b"AMQP\x00\x00\x09\x01"  # the 0-9-1 protocol header, read inside TLS
-    with pytest.raises(ssl.SSLCertVerificationError):
+    with pytest.raises(client.ConnectFailedError) as info:  # the client's error, the TLS one as its cause
         client.connect(url, heartbeat=0, timeout=5.0)
+    assert isinstance(info.value.__cause__, ssl.SSLCertVerificationError)
+
+
+# -- issue 41: the blocking client under what callers and brokers do (the fault matrix has the rest) ----------
+def test_the_url_query_is_read(client: ModuleType) -> None:
+    """heartbeat, frame_max, channel_max, connection_timeout (ms), auth_mechanism and name, as RabbitMQ's URI
+    spec spells them; an unknown parameter or a bad value is refused, not ignored."""
+    core = importlib.import_module(client.__name__.rsplit(".", 1)[0] + ".client_core")
+    u = core.parse_url("amqp://u:p@h:1234/v%2Fx?heartbeat=5&frame_max=8192&channel_max=100"
+                       "&connection_timeout=4000&name=my%20app&auth_mechanism=AMQPLAIN")
+    assert (u.host, u.port, u.user, u.password, u.vhost) == ("h", 1234, "u", "p", "v/x")
+    assert (u.heartbeat, u.frame_max, u.channel_max, u.connection_timeout, u.name, u.mechanism) == \
+        (5, 8192, 100, 4.0, "my app", "AMQPLAIN")
+    assert core.parse_url("amqp://h").heartbeat is None
+    for bad in ("amqp://h/?heartbeat=x", "amqp://h/?heartbeat=-1", "amqp://h/?hearbeat=5"):
+        with pytest.raises(ValueError, match="heartbeat|hearbeat"):
+            core.parse_url(bad)
+
+
+def test_the_url_query_wins_over_the_arguments(client: ModuleType) -> None:
+    with client.connect(URL + "?heartbeat=7&frame_max=16384&channel_max=9", heartbeat=60) as conn:
+        assert (conn.negotiated.heartbeat, conn.negotiated.frame_max, conn.negotiated.channel_max) == (7, 16384, 9)
+
+
+def test_message_settles_with_the_channel_calls_defaults(client: ModuleType) -> None:
+    """Message.reject and Message.nack take requeue (and multiple) with the defaults of basic_reject and
+    basic_nack: the same call cannot mean two things."""
+    def defaults(fn: object) -> dict[str, object]:
+        return {k: p.default for k, p in inspect.signature(fn).parameters.items()  # type: ignore[arg-type]
+                if k in ("requeue", "multiple")}
+
+    assert defaults(client.Message.reject) == defaults(client.Channel.basic_reject)
+    assert defaults(client.Message.nack) == defaults(client.Channel.basic_nack)
+    assert defaults(client.Message.ack) == defaults(client.Channel.basic_ack)
+
+
+def test_connect_errors_are_the_clients(client: ModuleType) -> None:
+    """A refused connection and a host that does not resolve raise the client's ConnectFailedError (a
+    ClientError), the OSError as its cause; not a builtin exception."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    with pytest.raises(client.ConnectFailedError) as info:
+        client.connect(f"amqp://guest:guest@127.0.0.1:{port}/", timeout=5)
+    assert isinstance(info.value, client.ClientError) and isinstance(info.value.__cause__, ConnectionRefusedError)
+    with pytest.raises(client.ConnectFailedError) as info:
+        client.connect("amqp://guest:guest@no-such-host.invalid/", timeout=5)
+    assert isinstance(info.value.__cause__, socket.gaierror)
+
+
+def test_a_silent_server_is_a_connect_timeout(client: ModuleType) -> None:
+    """A server that accepts and never answers: ConnectTimeoutError after the URL's connection_timeout (ms),
+    which wins over the argument."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        port = listener.getsockname()[1]
+        t0 = time.monotonic()
+        with pytest.raises(client.ConnectTimeoutError):
+            client.connect(f"amqp://guest:guest@127.0.0.1:{port}/?connection_timeout=500", timeout=30)
+        assert time.monotonic() - t0 < 10
+    finally:
+        listener.close()
+
+
+def test_callbacks_run_only_in_the_dispatch_calls(client: ModuleType) -> None:
+    """Deliveries to a callback consumer wait for a dispatch call: neither queue_declare, publish nor the
+    heartbeat thread (heartbeat 1 s, 2.5 s idle) runs them; process_data_events does, in the caller's thread."""
+    ran: list[str] = []
+    with client.connect(URL, heartbeat=1) as conn:
+        ch = conn.channel()
+        queue = ch.queue_declare(queue="", exclusive=True).queue
+        ch.on_message(queue, lambda m: (ran.append(threading.current_thread().name), m.ack()))
+        for i in range(3):
+            ch.basic_publish(f"m{i}".encode(), routing_key=queue)
+        for _ in range(5):
+            ch.queue_declare(queue=queue, passive=True)
+        time.sleep(2.5)
+        ch.queue_declare(queue=queue, passive=True)
+        assert ran == []
+        end = time.monotonic() + 10
+        while len(ran) < 3 and time.monotonic() < end:
+            conn.process_data_events(0.5)
+        assert ran == [threading.current_thread().name] * 3
+
+
+def test_a_callback_that_raises_closes_its_channel_only(client: ModuleType) -> None:
+    """The callback's exception comes out of process_data_events as ConsumerCallbackError (200, the exception as
+    its cause), not out of an unrelated call; its channel is closed, the connection and other channels go on."""
+    with client.connect(URL) as conn:
+        ch, other = conn.channel(), conn.channel()
+        queue = ch.queue_declare(queue="", exclusive=True).queue
+        ch.basic_publish(b"boom", routing_key=queue)
+        boom = ValueError("the callback's own error")
+
+        def raising(msg: object) -> None:
+            raise boom
+
+        ch.on_message(queue, raising)
+        other.queue_declare(queue=queue, passive=True)  # an unrelated call: the callback does not run in it
+        with pytest.raises(client.ConsumerCallbackError) as info:
+            for _ in range(50):
+                conn.process_data_events(0.2)
+        assert info.value.reply_code == 200 and info.value.__cause__ is boom and info.value.channel == ch.number
+        with pytest.raises(client.ChannelClosedError):
+            ch.queue_declare(queue=queue, passive=True)
+        assert other.queue_declare(queue=queue, passive=True).message_count == 1  # requeued by the channel's close
+
+
+def test_returns_reach_on_return_without_confirms(client: ModuleType) -> None:
+    """A mandatory publish nobody can route comes back to the channel's on_return callback, with its body (it
+    was dropped silently without confirms)."""
+    got: list[object] = []
+    with client.connect(URL) as conn:
+        ch = conn.channel()
+        ch.on_return(got.append)
+        key = f"nowhere-{uuid.uuid4()}"
+        ch.publish(b"back", routing_key=key, mandatory=True)
+        end = time.monotonic() + 10
+        while not got and time.monotonic() < end:
+            conn.process_data_events(0.5)
+    (msg,) = got
+    assert msg.body == b"back" and msg.routing_key == key and msg.method.reply_code == 312  # type: ignore[attr-defined]
+
+
+def test_the_client_docstring_example_runs(client: ModuleType) -> None:
+    """client.py's own docstring example is a program that works (its comments say what each line does)."""
+    example = textwrap.dedent(re.search(r"\n\n(    with connect.*?)\n\n", client.__doc__, re.DOTALL).group(1))  # type: ignore[arg-type,union-attr]
+    scope: dict[str, object] = {"connect": lambda url: client.connect(url.replace("localhost", f"{HOST}:{PORT}"))}
+    exec(compile(example, "client.py docstring", "exec"), scope)  # noqa: S102 - our own generated docstring
+
+
+def test_the_readme_hello_and_the_client_pass_mypy_strict(amqp091: ModuleType, tmp_path: Path) -> None:
+    """README.md's hello.py (on the blocking client) type-checks under ``mypy --strict`` against the rendered
+    package: queue_declare returns its declare-ok (not ``| None``), a Message's properties are the basic ones."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    hello = re.search(r"```python hello.py\n(.*?)```", readme, re.DOTALL).group(1)  # type: ignore[union-attr]
+    hello = hello.replace("from amqp091 import", f"from {amqp091.__name__} import")
+    hello += "\ngot = ch.basic_get(queue=queue)\n"  # a get-ok is a Message, its properties the basic ones
+    hello += "if isinstance(got, client.Message):\n    print(got.properties.headers, got.delivery_tag)\n"
+    (tmp_path / "hello.py").write_text(hello, encoding="utf-8")
+    gen = Path(amqp091.__file__).resolve().parent.parent  # type: ignore[arg-type]
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-color-output", "--cache-dir",
+                           str(tmp_path / "cache"), str(tmp_path / "hello.py")], capture_output=True, text=True,
+                          env={**os.environ, "MYPYPATH": str(gen)}, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
