@@ -1,7 +1,7 @@
 """The generated blocking (client.py) and asyncio (aio.py) clients against RabbitMQ (issue 32): the review's
 program in examples/ on both, login refused, a channel error and the connection going on, the broker closing our
 connection with unacked deliveries, the transport cut mid-consume, close with deliveries in flight; and (issue 41)
-what the fault matrix (tests/test_fault_matrix.py) does not pin down by itself: each of those tests failed on
+what the fault matrix (tests/amqp0/clients/test_fault_matrix.py) does not pin down by itself: each of those tests failed on
 the blocking client before issue 41 (callbacks ran inside unrelated calls and on the heartbeat thread, the
 README's hello failed ``mypy --strict``, URL query parameters were ignored, ``Message.reject`` requeued by
 default while ``basic_reject`` did not, returns without confirms were dropped, connect errors were builtins)."""
