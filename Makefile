@@ -12,7 +12,7 @@ test-env:
 test: test-env
 	.venv/bin/python -m pytest -n 2 --dist loadscope $(PYTEST_ARGS)
 
-# The inner loop: the model and targets tiers without broker, peer or slow tests (tests/conftest.py's TIERS); the
+# The inner loop: the model and targets tiers without broker, peer or slow tests (tests/conftest.py's FOLDER_TIERS); the
 # format cache is kept between runs in .pytest_cache (tests/conftest.py), as mypy keeps .mypy_cache.
 test-fast: test-env
 	AMQGEN_TEST_FMTCACHE=$(CURDIR)/.pytest_cache/amqgen-format .venv/bin/python -m pytest -m "(model or targets) and not peers and not slow" $(PYTEST_ARGS)

@@ -3,7 +3,7 @@
 sans-I/O engine) against Qpid Proton's BlockingConnection, each against two peers:
 
 - RabbitMQ's 1.0 plugin (127.0.0.1:5672, guest/guest), which grants credit in windows;
-- Qpid Proton's Container as a broker granting one credit at a time (tests/proton_peer.ProtonBroker, credit "one":
+- Qpid Proton's Container as a broker granting one credit at a time (tests/peers/proton_peer.ProtonBroker, credit "one":
   a new credit after each message it takes), the peer against which a client that kept every event and scanned
   them on each wait grew slower with every send (issue 43).
 
@@ -166,7 +166,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--readme", type=Path, default=None, help="write the results table into this README")
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "peers")]
     from proton_peer import ProtonBroker
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -270,7 +270,7 @@ _FINGERPRINTS: dict[Path, dict[str, tuple[int, int, tuple[str, ...]]]] = {}
 
 def fingerprint(out: Path) -> dict[str, tuple[int, int, tuple[str, ...]]]:
     """Per dataset: (rows, the sum of each row's BLAKE2b-128 mod 2**128, the column names). Equal for
-    two outputs exactly when their rows sorted are equal (as tests/test_traffic_spark.py compares
+    two outputs exactly when their rows sorted are equal (as tests/traffic/test_traffic_spark.py compares
     them; but for a hash collision), without holding or sorting millions of rows. A row is hashed as
     the repr of its values in column order (a quarter of the cost of a JSON key per row)."""
     import pyarrow.dataset as ds

@@ -12,7 +12,6 @@ from typing import Any
 import javatarget
 import pytest
 from pytarget import SPEC_091_EXT, import_package, import_package10
-from tls_forwarder import TlsForwarder, self_signed
 
 _CACHE_KEY = pytest.StashKey[str]()
 
@@ -76,109 +75,51 @@ def java_build(tmp_path_factory: pytest.TempPathFactory) -> javatarget.Build:
         return build
 
 
-@pytest.fixture(scope="module")
-def tls_forwarder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TlsForwarder, Path]]:
-    """A TLS-terminating forwarder to the broker (tests/tls_forwarder.py) serving a self-signed certificate for
-    localhost: (forwarder, certificate)."""
-    cert, key = self_signed(tmp_path_factory.mktemp("tls"))
-    fwd = TlsForwarder(cert, key)
-    yield fwd, cert
-    fwd.close()
-
-
 # -- test tiers ------------------------------------------------------------------------------------------------
-# Each test module is in one tier, by what it needs (markers declared in pyproject.toml). This table is the one
-# place that says so: a new module must be added here, or collection stops (no test is left out of a tier).
-# A test marked `broker` inside a `model`/`targets` module is in `peers` too. `make test-fast` runs
-# `(model or targets) and not peers and not slow`.
-TIERS: dict[str, str] = {
-    # the model, the plans, the CLI on specs; no generated code is run
-    "test_amqp10_behaviour": "model",
-    "test_amqp10_model": "model",
-    "test_bad_input": "model",
-    "test_behaviour": "model",
-    "test_cli": "model",
-    "test_diff": "model",
-    "test_docs": "model",
-    "test_fmtcache": "model",
-    "test_loader": "model",
-    "test_naming": "model",
-    "test_plan": "model",
-    "test_quality": "model",
-    # rendered Python/C/Java code compiled and run, no broker and no peer library
-    "test_c_checks": "targets",
-    "test_c_ownership": "targets",
-    "test_c_target": "targets",
-    "test_differential": "targets",
-    "test_engine_diff": "targets",
-    "test_amqp10_engine_props": "targets",
-    "test_amqp10_hostile": "targets",
-    "test_engine_lifecycle": "targets",
-    "test_java_checks": "targets",
-    "test_java_hostile": "targets",
-    "test_java_target": "targets",
-    "test_overlay": "targets",
-    "test_python_engine": "targets",
-    # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the RabbitMQ Java client, librabbitmq
-    "test_amqp10_clients": "peers",
-    "test_amqp10_engine": "peers",
-    "test_amqp10_listener": "peers",
-    "test_amqp10_payload_view": "peers",
-    "test_amqp10_proton_container": "peers",
-    "test_amqp10_refcodec": "peers",
-    "test_amqp10_vectors": "peers",
-    "test_c_broker": "peers",
-    "test_c_engine": "peers",
-    "test_c_fuzz_regressions": "peers",
-    "test_c_interop": "peers",
-    "test_c_server": "peers",
-    "test_fault_matrix": "peers",
-    "test_fault_matrix10": "peers",
-    "test_java_broker": "peers",
-    "test_java_engine": "peers",
-    "test_java_interop": "peers",
-    "test_java_server": "peers",
-    "test_lowering": "peers",
-    "test_python10_broker": "peers",
-    "test_python10_codec_fixes": "peers",
-    "test_python10_target": "peers",
-    "test_python_aio_faults": "peers",
-    "test_python_broker": "peers",
-    "test_python_client": "peers",
-    "test_python_engine_server": "peers",
-    "test_python_hostile": "peers",
-    "test_python_interop": "peers",
-    "test_python_target": "peers",
-    "test_readme": "peers",
-    "test_recovery_soak": "peers",
-    "test_vectors": "peers",
-    # Spark, tshark, captures
-    "test_bench_traffic": "traffic",
-    "test_traffic": "traffic",
-    "test_traffic_index": "traffic",
-    "test_traffic_output": "traffic",
-    "test_traffic_sequence": "traffic",
-    "test_traffic_spark": "traffic",
+# Each test module is in one tier, by what it needs (markers declared in pyproject.toml): its folder's, below, or
+# its own where it differs, as a mark in the module (`pytestmark = pytest.mark.peers`). A module in no folder
+# below stops the collection (no test is left out of a tier). A test marked `broker` in a `model`/`targets` module
+# is in `peers` too. `make test-fast` runs `(model or targets) and not peers and not slow`.
+FOLDER_TIERS: dict[str, str] = {
+    "model": "model",  # the model, the plans, the CLI on specs; no generated code is run
+    "amqp0/engine": "targets",  # rendered Python/C/Java code compiled and run, no broker and no peer library
+    "amqp0/c": "targets",
+    "amqp0/java": "targets",
+    "amqp0/python": "peers",  # RabbitMQ, pika / pamqp / py-amqp, Qpid Proton, the Java client, librabbitmq
+    "amqp0/clients": "peers",
+    "amqp10": "peers",
+    "traffic": "traffic",  # Spark, tshark, captures
 }
+TIER_NAMES = ("model", "targets", "peers", "traffic")
+HERE = Path(__file__).resolve().parent
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The module's own tier mark, else its folder's."""
+    own = [m.name for m in item.iter_markers() if m.name in TIER_NAMES]
+    if own:
+        return own[0]
+    return FOLDER_TIERS[item.path.resolve().parent.relative_to(HERE).as_posix()]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    here = Path(__file__).resolve().parent
-    stale = sorted(m for m in TIERS if not (here / f"{m}.py").is_file())
-    unmapped = sorted({item.path.stem for item in items if item.path.stem not in TIERS})
+    stale = sorted(f for f in FOLDER_TIERS if not any((HERE / f).glob("test_*.py")))
+    unmapped = sorted({item.path.resolve().parent.relative_to(HERE).as_posix() for item in items}
+                      - set(FOLDER_TIERS))
     if stale or unmapped:
         raise pytest.UsageError(
-            f"tests/conftest.py TIERS: modules in no tier: {', '.join(unmapped) or '-'}; "
-            f"entries for missing modules: {', '.join(stale) or '-'}"
+            f"tests/conftest.py FOLDER_TIERS: test folders in no tier: {', '.join(unmapped) or '-'}; "
+            f"entries for folders without tests: {', '.join(stale) or '-'}"
         )
+    tiers = {}
     for item in items:
-        tier = TIERS[item.path.stem]
+        tier = tiers[item.path.stem] = tier_of(item)
         item.add_marker(getattr(pytest.mark, tier))
         if tier in ("model", "targets") and item.get_closest_marker("broker") is not None:
             item.add_marker(pytest.mark.peers)
         if HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.stem in HEAVY_MODULES:
             item.add_marker(pytest.mark.slow)
-    _check_groups(items)
+    _check_groups(items, tiers)
 
 
 # -- two workers -----------------------------------------------------------------------------------------------
@@ -189,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # kept apart, and the traffic tests capture every connection to the broker's port (and start Spark). The modules
 # on every spec's Java build (java_build) are another; any other module is a group of its own. The scheduler sees
 # test ids only, so the two tables are written out here and each collection checks them against the markers and
-# fixtures (as TIERS: a module missing from them stops the collection).
+# fixtures (as FOLDER_TIERS: a module missing from them stops the collection).
 BROKER_GROUP = {
     "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_fault_matrix10",
     "test_java_broker",
@@ -207,12 +148,12 @@ def group_of(module: str) -> str:
     return "broker" if module in BROKER_GROUP else "java" if module in JAVA_GROUP else module
 
 
-def _check_groups(items: list[pytest.Item]) -> None:
+def _check_groups(items: list[pytest.Item], tiers: dict[str, str]) -> None:
     broker: set[str] = set()
     java: set[str] = set()
     for item in items:
         module = item.path.stem
-        if item.get_closest_marker("broker") is not None or TIERS[module] == "traffic":
+        if item.get_closest_marker("broker") is not None or tiers[module] == "traffic":
             broker.add(module)
         elif "java_build" in getattr(item, "fixturenames", ()):
             java.add(module)

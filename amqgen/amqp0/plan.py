@@ -10,7 +10,7 @@ Per content class the plan gives its flag words: which bits name a property (``k
 decoder must refuse (``refuse``: bits no property has, and the continuation bit of the last word).
 
 The reference codec (:mod:`amqgen.refcodec`) does not read this module, so the conformance corpus stays
-an independent check of it (tests/test_plan.py measures every plan against the reference's encodings).
+an independent check of it (tests/model/test_plan.py measures every plan against the reference's encodings).
 """
 
 from __future__ import annotations

@@ -565,7 +565,7 @@ class Builder(CaseBuilder):
             "a method frame for a method the class lacks")
         add("unknown-class", "frame", ref.encode_frame(2, 1, u16(0xFFFF) + b"\x00" * 12),
             "a content header for class 65535")
-        # two defects, found by tests/test_differential.py: the payload ends inside the flag word, and the
+        # two defects, found by tests/amqp0/engine/test_differential.py: the payload ends inside the flag word, and the
         # frame-end octet after it would name unknown properties; the cut is met first
         if spec.content_classes:
             cid = spec.content_classes[0].index
@@ -586,7 +586,7 @@ class Builder(CaseBuilder):
         add(table, table, b"\x00\x00\x00\x01\x01", "a key length octet and nothing after it")
         add(table, table, b"\x00\x00\x00\x07\x01aF\x00\x00\x00\x09", "a nested table longer than its parent")
         add(table, table, b"\x00\x00\x00\x07\x01aA\x00\x00\x00\x09", "a nested array longer than its parent")
-        # three defects, found by tests/test_differential.py: a nested table one octet longer than its parent,
+        # three defects, found by tests/amqp0/engine/test_differential.py: a nested table one octet longer than its parent,
         # whose key is not UTF-8, and one octet after the parent; the nested table's length is met first
         add(table, table, b"\x00\x00\x00\x0a\x01aF\x00\x00\x00\x04\x02\xc3\x28V",
             "a nested table running one octet past its parent, holding a key that is not UTF-8")

@@ -4,7 +4,7 @@ Stage 1 of the job reads a part with :func:`part_index` and ships one blob per c
 (:func:`by_connection`) instead of every payload; the decode task turns a connection's blobs back into
 :class:`capture.Segment` objects with :func:`segments`, reading the payloads from the capture files by
 offset. The index holds exactly the packets :func:`capture.read_part` yields a segment for, in the same
-order and with the same fields (tests/test_traffic_index.py holds the two side by side).
+order and with the same fields (tests/traffic/test_traffic_index.py holds the two side by side).
 
 Only the walk that finds where records start is a Python loop (it is sequential: each record's length
 says where the next one starts); the link, IP and TCP headers are gathered with numpy over all records

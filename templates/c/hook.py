@@ -372,7 +372,7 @@ class CaseWriter:
         if wire in FIXED:
             return f"UINT64_C({int(v)})" if wire in ("longlong", "timestamp") else f"{int(v)}u"
         # A table's entries come from the reference codec, as the corpus's octets do: the peers (pika, pamqp,
-        # py-amqp) check those in tests/test_vectors.py, so a second table encoder here would add no check.
+        # py-amqp) check those in tests/model/test_vectors.py, so a second table encoder here would add no check.
         encoders: dict[str, Callable[[], bytes]] = {"shortstr": lambda: v.encode("utf-8"), "longstr": lambda: bytes.fromhex(v),
                 "table": lambda: ref.table_body(table_from_json(v, self.dialect), self.dialect)}
         data = encoders[wire]()

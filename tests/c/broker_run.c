@@ -1,5 +1,5 @@
 /* A RabbitMQ client written with only the generated C library ("ag", RabbitMQ's 0-9-1 extended spec)
- * and POSIX sockets (run by tests/test_c_broker.py).
+ * and POSIX sockets (run by tests/amqp0/c/test_c_broker.py).
  *
  * usage: broker_run HOST PORT USER PASSWORD NAME COUNT
  * Handshake (PLAIN), tune to frame_max 4096, exchange and queue declared and bound with argument

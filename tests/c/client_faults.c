@@ -1,6 +1,6 @@
 /* The C client under faults (issue 41, defects 15-19), written on the calls the client had before them
  * (client_open, the per-method calls, client_next, client_close, status_name), so it builds on the old client too
- * and shows what it did. tests/test_c_client_faults.py runs it; each mode prints one "OK ..." line or a "FAIL"
+ * and shows what it did. tests/amqp0/c/test_c_engine.py runs it; each mode prints one "OK ..." line or a "FAIL"
  * line (exit 1):
  *
  *   silent HOST PORT      heartbeat 1 s through a proxy: prints READY, reads a line (the test black-holes the

@@ -1,4 +1,4 @@
-/* A minimal AMQP 0-9-1 server on the generated engine's server role (tests/test_c_server.py): listens on
+/* A minimal AMQP 0-9-1 server on the generated engine's server role (tests/amqp0/c/test_c_server.py): listens on
  * 127.0.0.1 (port 0: the kernel's pick, printed as "port N"), takes one connection over a POSIX socket,
  * logs in guest/guest (PLAIN), answers channel.open, queue.declare and confirm.select, and prints what the client
  * publishes (routing key, the "h2" header's value, the body in hex) and the closes; on a channel in confirm mode

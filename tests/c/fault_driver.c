@@ -1,6 +1,6 @@
 /* The C client's fault driver (issue 41): tests/faults/protocol.md's scenarios on the generated blocking client
  * (client/ag_client.h, rendered with tests/data/librabbitmq-extras.xml so connection.blocked and unblocked are
- * there), for tests/test_fault_matrix.py. Reads "run SCENARIO k=v ...", "go" and "quit" lines on stdin; writes
+ * there), for tests/amqp0/clients/test_fault_matrix.py. Reads "run SCENARIO k=v ...", "go" and "quit" lines on stdin; writes
  * "phase", "event" and "outcome" lines on stdout (values percent-encoded); logs on stderr.
  *
  * Only the client's own statuses become outcome kinds: AG_CLIENT_CLOSED connection_closed (code: c->last's),

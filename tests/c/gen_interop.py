@@ -1,4 +1,4 @@
-"""Write the per-method part of the librabbitmq interop program (tests/test_c_interop.py).
+"""Write the per-method part of the librabbitmq interop program (tests/amqp0/c/test_c_interop.py).
 
 librabbitmq's own header (amqp_framing.h) says which methods and basic properties it implements,
 their fields in wire order and their C types; the spec (through amqgen's model and the C naming

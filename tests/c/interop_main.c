@@ -1,4 +1,4 @@
-/* librabbitmq 0.11 against the generated C library, both ways (run by tests/test_c_interop.py).
+/* librabbitmq 0.11 against the generated C library, both ways (run by tests/amqp0/c/test_c_interop.py).
  *
  * usage: interop SEED ROUNDS [mutate]
  * Per round: every method librabbitmq implements (interop_methods.c, written by gen_interop.py),

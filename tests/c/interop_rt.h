@@ -1,4 +1,4 @@
-/* Hand-written support for the librabbitmq interop program (tests/test_c_interop.py).
+/* Hand-written support for the librabbitmq interop program (tests/amqp0/c/test_c_interop.py).
  *
  * The generated library is rendered with prefix "ag" (librabbitmq owns "amqp_"). This file builds
  * the same random values into both libraries' structures (librabbitmq's amqp_table_t and our

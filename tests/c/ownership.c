@@ -1,4 +1,4 @@
-/* Ownership, keys and errors of the generated C library (issue 18, items 5-7), run by tests/test_c_ownership.py.
+/* Ownership, keys and errors of the generated C library (issue 18, items 5-7), run by tests/amqp0/c/test_c_ownership.py.
  *
  * usage: ownership            hand-built checks; prints "N checks, 0 failed"
  *        ownership where      reads lines "method HEX" / "properties HEX" on stdin, prints per line

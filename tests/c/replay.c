@@ -1,5 +1,5 @@
 /* Replays inputs through one decoder of the generated library and prints each input's status name
- * (run by tests/test_c_fuzz_regressions.py, built with ASan and UBSan).
+ * (run by tests/amqp0/c/test_c_fuzz_regressions.py, built with ASan and UBSan).
  *
  * usage: replay TARGET FILE...   TARGET: frame (one frame, frame_max 4096), method (a method frame's
  *        payload), header (a header frame's payload), table (a table with its 4-octet length),

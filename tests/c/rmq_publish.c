@@ -1,4 +1,4 @@
-/* librabbitmq's client against tests/c/engine_server.c (tests/test_c_server.py): logs in (guest/guest, frame_max
+/* librabbitmq's client against tests/c/engine_server.c (tests/amqp0/c/test_c_server.py): logs in (guest/guest, frame_max
  * 131072 asked: the server's tune of 4096 wins), opens channel 1, declares a queue, publishes a 6,000-octet
  * body (two body frames at 4096) with a content type and an "h2" header on channel 1 in confirm mode, then a
  * second one of 5 octets, each followed by the server's basic.ack read here ("ack <tag>": 1, then 2), closes the

@@ -448,7 +448,7 @@ HEARTBEAT = bytes([8, 0, 0, 0, 0, 0, 0, 0xCE])  # type 8, channel 0, size 0, fra
 def server_heartbeats(engine: ModuleType) -> list[str]:
     """The server role's heartbeats (interval 1 s, the client's tune-ok): ticks with nothing sent, a client's
     heartbeat and a channel's open between them, then the client silent past two intervals (reported once, then
-    again after it spoke and fell silent anew); the end of the stream. tests/test_engine_diff.py says which tick
+    again after it spoke and fell silent anew); the end of the stream. tests/amqp0/engine/test_engine_diff.py says which tick
     gives what."""
     r = ServerRecorder(engine, heartbeat=1)
     r.handshake()

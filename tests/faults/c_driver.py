@@ -2,7 +2,7 @@
 extended spec with the bundled overlay rabbitmq-blocked (connection.blocked and unblocked, which the extended spec
 lacks: the memory-alarm row needs them, and with them the client advertises the connection.blocked capability), as
 the other clients of the matrix are rendered,
-built as tests/test_c_engine.py builds its programs (cbuild: warnings as errors, ASan and UBSan)."""
+built as tests/amqp0/c/test_c_engine.py builds its programs (cbuild: warnings as errors, ASan and UBSan)."""
 
 from __future__ import annotations
 

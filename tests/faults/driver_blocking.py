@@ -1,31 +1,59 @@
 """The fault driver of the generated Python blocking client (``client.py``): tests/faults/protocol.md's scenarios.
-The package is the one rendered for the test run (``AMQGEN_PACKAGE``, on PYTHONPATH)."""
+The package is the one rendered for the test run (``AMQGEN_PACKAGE``, on PYTHONPATH).
+
+Only the client's own errors map to outcome kinds (``raised=`` their class name, as matrix.SPELLING spells it for
+"python"); anything else is ``outcome error``. Callbacks and notifications run in the client's dispatch calls
+(``process_data_events``, a consumer iterator's ``next``), so the scenarios that wait for one call those."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from driver_common import Outcome, body, fds, say, serve, wait_go
 
 client: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.client")
+properties: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.properties")
+
+#: the longest a scenario waits for a notification it is told will come
+NOTICE_WAIT = 60.0
+
+#: the client's errors, most specific first, and the kind each is
+KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (client.ConnectTimeoutError, "connect_timeout"),
+    (client.ConnectFailedError, "connect_failed"),
+    (client.VersionRefusedError, "version_refused"),
+    (client.ConnectionClosedError, "connection_closed"),
+    (client.ConnectionLostError, "connection_lost"),
+    (client.ConsumerCallbackError, "callback_error"),
+    (client.ChannelClosedError, "channel_closed"),
+    (client.ConsumerCancelledError, "consumer_cancelled"),
+    (client.EncodeError, "local_error"),
+)
 
 
 def outcome_of(exc: BaseException) -> Outcome:
     """The client's own errors as outcome kinds; anything else is an error."""
-    if isinstance(exc, client.ConnectionClosedError):
-        return Outcome("connection_closed", code=exc.reply_code)
-    if isinstance(exc, client.ConnectionLostError):
-        return Outcome("connection_lost")
-    if isinstance(exc, client.ChannelClosedError):
-        return Outcome("channel_closed", code=exc.reply_code)
+    for cls, kind in KINDS:
+        if isinstance(exc, cls):
+            out = Outcome(kind, raised=cls.__name__)
+            if hasattr(exc, "reply_code"):
+                out.fields["code"] = exc.reply_code
+            if isinstance(exc, client.VersionRefusedError):
+                out.fields["server"] = exc.server
+            if getattr(exc, "unconfirmed", None):
+                out.fields["unconfirmed"] = len(exc.unconfirmed)
+            return out
     return Outcome("error", type=type(exc).__name__, message=str(exc)[:300].replace("\n", " "))
 
 
-def connect(p: dict[str, Any]) -> Any:
-    return client.connect(p["url"], heartbeat=p["heartbeat"], timeout=p["timeout"])
+def connect(p: dict[str, Any], **kw: Any) -> Any:
+    return client.connect(p["url"], heartbeat=p["heartbeat"], timeout=float(p["timeout"]), **kw)
 
 
 def closing(conn: Any, exc: BaseException) -> Outcome:
@@ -38,6 +66,32 @@ def closing(conn: Any, exc: BaseException) -> Outcome:
     return out
 
 
+def until(conn: Any, cond: Any, what: str, seconds: float = NOTICE_WAIT) -> None:
+    """Runs the dispatch call until ``cond()`` (the notification came), at most ``seconds``."""
+    end = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > end:
+            raise Outcome("error", type="NoNotification", message=f"no {what} in {seconds:.0f} s")
+        conn.process_data_events(0.2)
+
+
+def usable(conn: Any, queue: str) -> int:
+    """1 when a new channel then declares ``queue`` on the same connection."""
+    try:
+        conn.channel().queue_declare(queue=queue)
+        return 1
+    except Exception as e:  # noqa: BLE001 - what it raised is the answer
+        print(f"not usable: {e!r}", file=sys.stderr)
+        return 0
+
+
+def consumers(conn: Any, queue: str) -> int:
+    ch = conn.channel()
+    n = int(ch.queue_declare(queue=queue, passive=True).consumer_count)
+    ch.close()
+    return n
+
+
 def s_connect(p: dict[str, Any]) -> None:
     before = fds()
     try:
@@ -48,7 +102,7 @@ def s_connect(p: dict[str, Any]) -> None:
         raise out from None
     say("phase", "connected")
     wait_go()
-    neg = conn._s.engine.negotiated
+    neg = conn.negotiated
     conn.close()
     raise Outcome("ok", heartbeat=neg.heartbeat, frame_max=neg.frame_max, channel_max=neg.channel_max,
                   fds=fds() - before)
@@ -131,6 +185,7 @@ def s_roundtrip(p: dict[str, Any]) -> None:
 
 def s_consume_ack(p: dict[str, Any]) -> None:
     conn = connect(p)
+    conn.on_close(lambda err: say("event", "closed", code=getattr(err, "reply_code", 0)))
     try:
         ch = conn.channel()
         got = 0
@@ -142,7 +197,309 @@ def s_consume_ack(p: dict[str, Any]) -> None:
                 say("phase", "acked")
     except Exception as e:  # noqa: BLE001
         raise closing(conn, e) from None
+    conn.close()
     raise Outcome("ok")
+
+
+def s_consumer_cancel(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    try:
+        ch = conn.channel()
+        ch.queue_declare(queue=p["queue"])
+        if p["style"] == "iterator":
+            it = ch.consume(p["queue"])
+            say("phase", "consuming")
+            try:
+                for _ in it:
+                    pass
+            except client.ConsumerCancelledError as e:
+                conn.close()
+                raise Outcome("consumer_cancelled", raised=type(e).__name__) from None
+            conn.close()
+            raise Outcome("ok", note="the iterator ended without saying the broker cancelled it")
+        cancelled: list[str] = []
+        ch.on_message(p["queue"], lambda m: None, on_cancel=cancelled.append)
+        say("phase", "consuming")
+        until(conn, lambda: cancelled, "cancel notification")
+        say("event", "cancelled")
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("consumer_cancelled", raised="Channel.on_message(on_cancel)")
+
+
+def s_confirm_closed(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    try:
+        ch = conn.channel()
+        ch.confirm_select()
+        try:
+            for _ in range(p["count"]):
+                ch.publish(b"0123456789", exchange="amqgen.fault.missing", routing_key=p["queue"], wait=False)
+            ch.wait_for_confirms()
+            out = Outcome("ok", acked=1)
+        except client.ChannelClosedError as e:
+            out = outcome_of(e)
+            out.fields["unconfirmed"] = len(e.unconfirmed)
+            # the messages themselves, not only their tags: each one's body is what was published
+            if not all(m.body == b"0123456789" and m.exchange == "amqgen.fault.missing" for m in e.unconfirmed):
+                out = Outcome("error", type="WrongMessages", message="the unconfirmed messages are not the publishes")
+        out.fields["usable"] = usable(conn, p["queue"])
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise out
+
+
+def s_mandatory_return(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    returned: list[Any] = []
+
+    def on_return(msg: Any) -> None:
+        returned.append(msg)
+        say("event", "returned", code=msg.method.reply_code)
+
+    try:
+        ch = conn.channel()
+        ch.confirm_select()
+        ch.on_return(on_return)
+        ch.publish(b"abc", routing_key=p["queue"], mandatory=True)  # waits for its confirm
+        until(conn, lambda: returned, "return notification", 10)
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", returned=len(returned), body_ok=int(len(returned) == 1 and returned[0].body == b"abc"))
+
+
+def s_blocked(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    seen: list[str] = []
+
+    def blocked(reason: str) -> None:
+        seen.append("blocked")
+        say("event", "blocked", reason=reason)
+
+    def unblocked() -> None:
+        seen.append("unblocked")
+        say("event", "unblocked")
+
+    conn.on_blocked(blocked)
+    conn.on_unblocked(unblocked)
+    try:
+        ch = conn.channel()
+        say("phase", "connected")
+        wait_go()
+        ch.basic_publish(b"0123456789", routing_key=p["queue"])
+        until(conn, lambda: "blocked" in seen, "blocked notification")
+        say("phase", "blocked")
+        wait_go()
+        until(conn, lambda: "unblocked" in seen, "unblocked notification")
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok")
+
+
+def s_callback_raises(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    boom = RuntimeError("the callback raises")
+
+    def raising(msg: Any) -> None:
+        raise boom
+
+    try:
+        ch = conn.channel()
+        ch.queue_declare(queue=p["queue"])
+        ch.basic_publish(b"0123456789", routing_key=p["queue"])
+        ch.on_message(p["queue"], raising)
+        end = time.monotonic() + NOTICE_WAIT
+        try:
+            while time.monotonic() < end:
+                conn.process_data_events(0.5)
+            raise Outcome("error", type="NoNotification", message="the callback's exception never came out")
+        except client.ConsumerCallbackError as e:
+            if e.__cause__ is not boom:
+                raise Outcome("error", type="WrongCause", message=f"cause {e.__cause__!r}") from None
+            out = outcome_of(e)
+        out.fields["usable"] = usable(conn, p["queue"])
+    except Outcome:
+        conn.close()
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise out
+
+
+def s_consume_leave(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    consumed = 0
+    try:
+        ch = conn.channel()
+        ch.queue_declare(queue=p["queue"])
+        ch.basic_publish(body(0, 10), routing_key=p["queue"])
+        ch.basic_publish(body(1, 10), routing_key=p["queue"])
+        for msg in ch.consume(p["queue"]):
+            msg.ack()
+            consumed += 1
+            break  # leaving the loop cancels the consumer
+        say("phase", "left", consumers=consumers(conn, p["queue"]))
+        wait_go()
+        with ch.consume(p["queue"]) as again:
+            for msg in again:
+                msg.ack()
+                consumed += 1
+                break
+            during = consumers(conn, p["queue"])  # this consumer only: the first one is gone
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", consumers=during, consumed=consumed)
+
+
+def s_worker_acks(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    count = p["count"]
+    acked = threading.Semaphore(0)
+    workers = ThreadPoolExecutor(4)
+    done = 0
+    try:
+        ch = conn.channel()
+        it = ch.consume(p["queue"], prefetch=p["prefetch"])
+        for i, msg in enumerate(it):
+            workers.submit(lambda m=msg: (m.ack(), acked.release()))
+            if i + 1 == count:
+                break
+        end = time.monotonic() + NOTICE_WAIT
+        while done < count and acked.acquire(timeout=max(0.0, end - time.monotonic())):
+            done += 1
+        if done < count:
+            raise Outcome("error", type="Stalled", message=f"{done} acked")
+    except Outcome:
+        conn.close()
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    finally:
+        workers.shutdown(wait=False, cancel_futures=True)
+    conn.close()
+    raise Outcome("ok", consumed=done)
+
+
+def s_two_threads(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    slow = 0
+    try:
+        a = conn.channel()
+        a.queue_declare(queue=p["queue"])
+        idle = a.consume(p["queue"])
+        failed: list[BaseException] = []
+
+        def consume() -> None:
+            try:
+                for _ in idle:
+                    pass
+            except Exception as e:  # noqa: BLE001 - reported below
+                failed.append(e)
+
+        def calls() -> None:
+            nonlocal slow
+            try:
+                b = conn.channel()
+                for _ in range(p["calls"]):
+                    t0 = time.monotonic()
+                    b.queue_declare(queue=p["queue"], passive=True)
+                    slow += time.monotonic() - t0 > 1.0
+            except Exception as e:  # noqa: BLE001 - reported below
+                failed.append(e)
+
+        consumer = threading.Thread(target=consume)
+        consumer.start()
+        caller = threading.Thread(target=calls)
+        caller.start()
+        caller.join()
+        idle.cancel()  # from this thread: the consuming thread's iterator ends
+        consumer.join(10)
+        if consumer.is_alive():
+            raise Outcome("error", type="Hung", message="the consuming thread did not end after cancel()")
+        if failed:
+            raise failed[0]
+    except Outcome:
+        conn.close()
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", slow_calls=slow)
+
+
+def s_local_refusal(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    try:
+        ch = conn.channel()
+        try:
+            if p["what"] == "routing_key":
+                ch.basic_publish(b"x", routing_key="k" * 300)
+            else:
+                big = properties.BasicProperties(headers={"big": "h" * (conn.negotiated.frame_max + 1000)})
+                ch.basic_publish(b"x", routing_key=p["queue"], properties=big)
+            out = Outcome("error", type="NotRefused", message="the client sent it")
+        except client.EncodeError as e:
+            out = outcome_of(e)
+        try:
+            ch.queue_declare(queue=p["queue"])
+            out.fields["usable"] = 1
+        except Exception as e:  # noqa: BLE001 - what it raised is the answer
+            print(f"not usable: {e!r}", file=sys.stderr)
+            out.fields["usable"] = 0
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise out
+
+
+def s_big_message(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    try:
+        ch = conn.channel()
+        ch.confirm_select()
+        ch.queue_declare(queue=p["queue"])
+        b = body(0, p["size"])
+        ch.publish(b, routing_key=p["queue"])
+        with ch.consume(p["queue"]) as it:
+            msg = next(it)
+            ok = msg.body == b
+            msg.ack()
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", body_ok=ok)
+
+
+#: tests/faults/server.py's bodies
+SERVER_BODIES = {1: bytes(range(256)) * 40, 2: b"second channel " * 700}
+
+
+def s_consume_server(p: dict[str, Any]) -> None:
+    conn = connect(p)
+    consumed, ok = 0, True
+    try:
+        one, two = conn.channel(), conn.channel()
+        its = [one.consume("q1"), two.consume("q2")]
+        for it in its:
+            msg = next(it)
+            consumed += 1
+            ok = ok and msg.body == SERVER_BODIES[msg.channel]
+    except Exception as e:  # noqa: BLE001
+        raise closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", consumed=consumed, body_ok=ok and consumed == 2)
 
 
 SCENARIOS = {name[2:]: f for name, f in globals().items() if name.startswith("s_")}
@@ -152,6 +509,7 @@ def run(scenario: str, params: dict[str, Any]) -> None:
     if scenario not in SCENARIOS:
         raise Outcome("error", type="NotImplemented", message=f"no scenario {scenario} in the blocking driver")
     SCENARIOS[scenario](params)
+    raise Outcome("error", type="NoOutcome", message=f"{scenario} ended without an outcome")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The fault matrix's runner, shared by tests/test_fault_matrix.py and scripts/fault-row: the driver commands of
+"""The fault matrix's runner, shared by tests/amqp0/clients/test_fault_matrix.py and scripts/fault-row: the driver commands of
 each client, and ``Run``, one row on one client (its target, its fault at its phase, its checks afterwards)."""
 
 from __future__ import annotations

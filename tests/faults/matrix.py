@@ -4,7 +4,7 @@ the outcome every generated 0-9-1 client must give, and within how long.
 A row names a *scenario* (what the client program does: the same steps in every language, in the drivers, see
 ``tests/faults/protocol.md``), a *fault* (what the harness does, and when), the *expected outcome* (a kind from
 the vocabulary below and the fields that must match), a bound on the time from the fault to the outcome, and the
-clients it applies to. ``tests/test_fault_matrix.py`` runs every row against every client it applies to and
+clients it applies to. ``tests/amqp0/clients/test_fault_matrix.py`` runs every row against every client it applies to and
 compares the outcomes across the clients, as the engine differential compares logs; the docs table of what each
 client does on each fault is rendered from these rows and the recorded outcomes.
 
@@ -243,10 +243,10 @@ assert len(BY_ID) == len(ROWS), "row ids are unique"
 _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) | {"soak"}
 #: rows a client does not pass yet, by client: the suite does not run them on that client, and the docs table
 #: says "not yet" in its cell (never "yes"). Each entry names the open issue that takes it; an entry goes when the
-#: client passes the row. "soak" stands for tests/test_recovery_soak.py.
+#: client passes the row. "soak" stands for tests/amqp0/clients/test_recovery_soak.py.
 NOT_YET: dict[str, frozenset[str]] = {
-    "python": frozenset(BY_ID) | {"soak"},  # issue 41 (the Python clients), issue 42 (recovery)
-    "aio": _RECOVERY | {"memory_alarm"},  # issue 42 (recovery); memory_alarm: the blocked overlay's fixture (41)
+    "python": _RECOVERY,  # issue 42 (recovery)
+    "aio": _RECOVERY,  # issue 42 (recovery)
     "c": _RECOVERY,  # issue 42 (recovery)
     "java": _RECOVERY,  # issue 42 (recovery)
 }
@@ -270,13 +270,18 @@ for _kind, _spelled in {
 }.items():
     SPELLING.setdefault(_kind, {})["java"] = _spelled
 
-# the asyncio client's spelling (tests/faults/driver_aio.py reports it as raised=): its exception classes (aio.py,
-# from client_core.py) and the package's EncodeError. A consumer the broker cancels ends an iterator with
-# ConsumerCancelledError or runs a callback consumer's on_cancel (two spellings: the kind is not in this table)
+# the Python blocking client's spelling of each kind (tests/faults/driver_blocking.py reports it as raised=): its
+# exception classes (client_core.py). A callback's exception comes out of the dispatch call as the
+# ConsumerCallbackError its channel was closed with (200); a local refusal is the package's EncodeError (the
+# engine's FrameTooLargeError is one); a consumer the broker cancels is a ConsumerCancelledError from the iterator,
+# or the on_cancel notification of Channel.on_message (two spellings: the kind is not in this table). The asyncio
+# client (aio.py, tests/faults/driver_aio.py) raises the same classes: its callback's ConsumerCallbackError comes
+# out of Channel.wait_closed() and every later call on that channel
 for _kind, _spelled in {
     "connect_failed": "ConnectFailedError", "connect_timeout": "ConnectTimeoutError",
     "version_refused": "VersionRefusedError", "connection_closed": "ConnectionClosedError",
     "connection_lost": "ConnectionLostError", "channel_closed": "ChannelClosedError",
     "callback_error": "ConsumerCallbackError", "local_error": "EncodeError",
 }.items():
+    SPELLING.setdefault(_kind, {})["python"] = _spelled
     SPELLING.setdefault(_kind, {})["aio"] = _spelled

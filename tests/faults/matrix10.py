@@ -2,7 +2,7 @@
 (Python blocking ``client`` and asyncio ``aio``) must give, and within how long. The same shape as the 0-9-1
 matrix (``matrix.py``, whose rows and vocabulary stay its own): a row names a scenario (the drivers' steps,
 ``tests/faults/protocol10.md``), a fault (``matrix.Fault``: what the harness does, at which phase), the expected
-outcome and the clients it applies to. ``tests/test_fault_matrix10.py`` runs each row on every client at once and
+outcome and the clients it applies to. ``tests/amqp10/test_fault_matrix10.py`` runs each row on every client at once and
 compares their outcomes field by field.
 
 Targets: ``proxy`` (RabbitMQ's 1.0 plugin through a ``FaultProxy``), ``broker`` (RabbitMQ directly), ``closed``

@@ -1,7 +1,7 @@
 """The docs table of the fault matrix: what each generated client does on each fault, rendered from
 tests/faults/matrix.py (the rows the suite runs, and each client's spelling of each outcome), so the page cannot
 drift from what is tested. ``python tests/faults/table.py FILE`` rewrites the table between its markers in FILE;
-tests/test_docs.py checks the page holds what this renders."""
+tests/model/test_docs.py checks the page holds what this renders."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The docs table of the AMQP 1.0 fault matrix: what the generated 1.0 clients do on each fault, rendered from
 tests/faults/matrix10.py (the rows the suite runs, and each client's spelling of each outcome), as table.py renders
 the 0-9-1 one. ``python tests/faults/table10.py docs/amqp10.md`` rewrites the table between its markers;
-tests/test_docs.py checks the page holds what this renders."""
+tests/model/test_docs.py checks the page holds what this renders."""
 
 from __future__ import annotations
 

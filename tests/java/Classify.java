@@ -1,4 +1,4 @@
-// Classifies byte streams for tests/test_differential.py: one hex line per input on stdin, one line per
+// Classifies byte streams for tests/amqp0/engine/test_differential.py: one hex line per input on stdin, one line per
 // input on stdout, in the format the Python and C classifiers print:
 //   "ok N LEFT"  the stream gave N frames (methods and content headers decoded), LEFT octets held back
 //   "KIND N"     the first error's kind (the corpus's names), after N good frames

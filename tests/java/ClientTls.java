@@ -1,5 +1,5 @@
 // The generated blocking client (package amqgen.rabbit) over TLS: its SSLEngine transport on the I/O thread,
-// through tests/tls_forwarder.py (a self-signed certificate for localhost, RabbitMQ behind it).
+// through tests/peers/tls_forwarder.py (a self-signed certificate for localhost, RabbitMQ behind it).
 // Usage: java ClientTls amqps://guest:guest@localhost:PORT CERT.pem. Prints "OK <n> messages over TLS"; any failure:
 // one "FAIL" line and exit 1.
 import amqgen.rabbit.BasicAck;

@@ -1,5 +1,5 @@
 // Drives the generated engine (package amqgen.rabbit) by commands on stdin, one a line, for
-// tests/test_java_engine.py, which builds the server's octets and the octets it expects by hand. After each
+// tests/amqp0/java/test_java_engine.py, which builds the server's octets and the octets it expects by hand. After each
 // command: "OUT <hex>" when the engine queued octets, "EV <record>" per event, "REFUSED" when the engine refused
 // the call (and then also the octets it queued, which must be none).
 import amqgen.rabbit.BasicProperties;

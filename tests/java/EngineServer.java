@@ -1,4 +1,4 @@
-// A minimal AMQP 0-9-1 server on the generated Java engine's server role (tests/test_java_server.py), the Java
+// A minimal AMQP 0-9-1 server on the generated Java engine's server role (tests/amqp0/java/test_java_server.py), the Java
 // twin of tests/c/engine_server.c: listens on 127.0.0.1 (port 0: the kernel's pick, printed as "port N"), takes
 // one connection over a plain socket, logs in guest/guest (PLAIN), tunes frame_max 4096 and channel_max 8,
 // answers channel.open and queue.declare, and prints what the client publishes (routing key, the "h2" header's

@@ -1,4 +1,4 @@
-// FrameReader's error contract (package amqgen.rabbit), run by tests/test_java_hostile.py: the frames a feed
+// FrameReader's error contract (package amqgen.rabbit), run by tests/amqp0/java/test_java_hostile.py: the frames a feed
 // completes before a malformed frame ride on its DecodeException, and the reader stays failed after it.
 // Prints "OK <checks>" or "FAIL ..." and exits 1.
 

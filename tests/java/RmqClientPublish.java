@@ -1,4 +1,4 @@
-// The RabbitMQ Java client 5.0 against tests/java/EngineServer.java (tests/test_java_server.py), as
+// The RabbitMQ Java client 5.0 against tests/java/EngineServer.java (tests/amqp0/java/test_java_server.py), as
 // tests/c/rmq_publish.c is librabbitmq against engine_server.c: logs in (guest/guest, no heartbeat asked, its
 // default frame_max 0 "no limit": the server's tune of 4096 wins), opens a channel, declares a queue, publishes a
 // 6,000-octet body (two body frames at 4096; octet i is i % 251) with a content type and an "h2" header, closes

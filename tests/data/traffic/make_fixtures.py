@@ -5,7 +5,7 @@
 
 - pika-small.pcap: one pika connection (frame_max 4096): declare, bind, publish five messages with
   confirms (one of 10000 octets, split into three body frames), consume them, close. Ethernet on lo.
-- violations.pcap: the four crafted protocol errors of tests/traffic_clients.py record_violations.
+- violations.pcap: the four crafted protocol errors of tests/peers/traffic_clients.py record_violations.
 - pika-small.pcapng: pika-small.pcap converted by Wireshark's editcap (pcapng written by another tool).
 The tests compare what amqgen traffic decodes from these with tshark, so re-making them needs no
 change to the tests.
