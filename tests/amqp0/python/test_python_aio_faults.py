@@ -194,6 +194,65 @@ def test_tasks_share_a_connection_and_a_channel(aio: ModuleType) -> None:
     _run(main())
 
 
+def test_a_cancelled_call_leaves_its_channel_usable(aio: ModuleType) -> None:
+    """Item 7 (asyncio's kind): a task cancelled while its queue.declare waits for the reply: the next call on the
+    channel gets its own reply (the late one is dropped), not the cancelled call's, and no refusal of a second
+    request. Before: the late reply answered the next call, or the engine refused it."""
+
+    async def main() -> None:
+        q1, q2 = _queue(), _queue()
+        async with await aio.connect(URL, heartbeat=10) as conn:
+            ch = await conn.channel()
+            first = asyncio.ensure_future(ch.queue_declare(queue=q1))
+            await asyncio.sleep(0)  # sent: it waits for its reply
+            first.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            assert (await ch.queue_declare(queue=q2)).queue == q2
+            assert (await ch.queue_delete(queue=q1)).message_count == 0
+            await ch.queue_delete(queue=q2)
+
+    _run(main())
+
+
+def test_acks_from_worker_threads(aio: ModuleType) -> None:
+    """Item 7: 200 deliveries with prefetch 10, each acked by one of 4 worker threads: every ack reaches the broker
+    (the consumer gets all 200; none is left to requeue when the channel closes). An ack from another thread is
+    handed to the loop's thread, which writes it in its next turn (the transport is not thread-safe). (main's client
+    passed this by chance: its transport.write from a worker thread went straight to an empty socket buffer.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    async def main() -> None:
+        q = _queue()
+        async with await aio.connect(URL, heartbeat=10) as conn:
+            ch = await conn.channel()
+            await ch.queue_declare(queue=q)
+            await ch.confirm_select()
+            for i in range(200):
+                await ch.publish(b"%d" % i, routing_key=q, wait=False)
+            await ch.wait_for_confirms()
+            acked = threading.Semaphore(0)
+
+            def ack(msg: Any) -> None:
+                msg.ack()
+                acked.release()
+
+            got = 0
+            with ThreadPoolExecutor(4) as workers:
+                async for msg in ch.consume(q, prefetch=10):
+                    workers.submit(ack, msg)
+                    got += 1
+                    if got == 200:
+                        break
+            assert all(acked.acquire(timeout=0) for _ in range(200))
+            await ch.basic_qos(prefetch_count=10)  # the loop's turn: the acks handed over are written meanwhile
+            await ch.close()
+            ch2 = await conn.channel()
+            assert (await ch2.queue_delete(queue=q)).message_count == 0  # nothing came back unacked
+
+    _run(main())
+
+
 def test_a_callback_that_raises_closes_its_channel_not_the_connection(aio: ModuleType) -> None:
     """Item 4: a consumer callback raises: its channel is closed with 200 and ConsumerCallbackError (the exception
     as its cause) comes out of ``wait_closed`` and of the next call on that channel; the connection goes on (a
