@@ -59,18 +59,14 @@ class Skipped:
 Item = Frame | ProtocolHeader | Skipped
 
 
-class Framer:
-    def __init__(self, codec: Codec, cap: int) -> None:
-        self.codec = codec
-        self.cap = cap  # the largest payload taken as a frame, not as a lost stream
-        self.reader = codec.frames.FrameReader(0)
-        self._decode_frames = codec.frames.decode_frames
-        self._decode_error = codec.exceptions.DecodeError
-        self._protocol_header_frame = codec.frames.ProtocolHeaderFrame
-        self._header_type = codec.constants.FRAME_HEADER
-        self.types = frozenset(codec.frame_names)
-        self.end_octet = codec.frame_end
-        self.magic = codec.protocol_header[:4]
+class StreamFramer:
+    """One direction's buffered octets, for a family's framer (``Framer`` here, ``framing10.Framer10``): the chunks
+    not yet framed, the packets that carried them, and what a gap or the stream's end does to them. A subclass
+    finds the frames (``_run``)."""
+
+    cap: int
+
+    def __init__(self) -> None:
         self._chunks: list[bytes] = []
         self._buffered = 0
         self._need = 1
@@ -81,7 +77,7 @@ class Framer:
         self.octets = 0
 
     # -- input ---------------------------------------------------------------------------------
-    def data(self, chunk: bytes, meta: Meta) -> list[Item]:
+    def data(self, chunk: bytes, meta: Meta) -> list[Any]:
         self._chunks.append(chunk)
         self._buffered += len(chunk)
         self.octets += len(chunk)
@@ -90,9 +86,9 @@ class Framer:
             return []
         return self._run(final=False)
 
-    def gap(self, size: int, meta: Meta) -> list[Item]:
+    def gap(self, size: int, meta: Meta) -> list[Any]:
         """Octets missing from the capture: what was buffered can no longer complete a frame."""
-        out: list[Item] = []
+        out: list[Any] = []
         if self._buffered:
             out.append(Skipped(self.base, self._buffered, meta, "cut by a gap in the capture"))
         self.base += self._buffered + size
@@ -101,7 +97,7 @@ class Framer:
         self.synced = False
         return out
 
-    def end(self, meta: Meta) -> list[Item]:
+    def end(self, meta: Meta) -> list[Any]:
         """The stream ended: decode what can be, and report an incomplete last frame."""
         out = self._run(final=True) if self._buffered else []
         if self._buffered:
@@ -118,6 +114,24 @@ class Framer:
             if end > offset:
                 return meta
         return self._metas[-1][1]
+
+    def _run(self, final: bool) -> list[Any]:
+        raise NotImplementedError
+
+
+class Framer(StreamFramer):
+    def __init__(self, codec: Codec, cap: int) -> None:
+        super().__init__()
+        self.codec = codec
+        self.cap = cap  # the largest payload taken as a frame, not as a lost stream
+        self.reader = codec.frames.FrameReader(0)
+        self._decode_frames = codec.frames.decode_frames
+        self._decode_error = codec.exceptions.DecodeError
+        self._protocol_header_frame = codec.frames.ProtocolHeaderFrame
+        self._header_type = codec.constants.FRAME_HEADER
+        self.types = frozenset(codec.frame_names)
+        self.end_octet = codec.frame_end
+        self.magic = codec.protocol_header[:4]
 
     def _run(self, final: bool) -> list[Item]:
         buf = self._chunks[0] if len(self._chunks) == 1 else b"".join(self._chunks)

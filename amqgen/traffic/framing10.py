@@ -12,11 +12,10 @@ header is followed by another (or by the end of the stream). At most one frame (
 from __future__ import annotations
 
 import struct
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from .framing import ProtocolHeader, Skipped
+from .framing import ProtocolHeader, Skipped, StreamFramer
 from .reassembly import Meta
 
 _HEAD = struct.Struct(">IBBH").unpack_from
@@ -41,55 +40,12 @@ class Frame10:
 Item10 = Frame10 | ProtocolHeader | Skipped
 
 
-class Framer10:
+class Framer10(StreamFramer):
     def __init__(self, codec10: Any, cap: int) -> None:
+        super().__init__()
         self.cap = cap
         self._decode_frames = codec10.frames.decode_frames
         self._decode_error = codec10.exceptions.DecodeError
-        self._chunks: list[bytes] = []
-        self._buffered = 0
-        self._need = 1
-        self.base = 0
-        self._metas: deque[tuple[int, Meta]] = deque()
-        self.synced = True
-        self.frames = 0
-        self.octets = 0
-
-    # -- input (as framing.Framer) ---------------------------------------------------------------
-    def data(self, chunk: bytes, meta: Meta) -> list[Item10]:
-        self._chunks.append(chunk)
-        self._buffered += len(chunk)
-        self.octets += len(chunk)
-        self._metas.append((self.base + self._buffered, meta))
-        if self._buffered < self._need:
-            return []
-        return self._run(final=False)
-
-    def gap(self, size: int, meta: Meta) -> list[Item10]:
-        out: list[Item10] = []
-        if self._buffered:
-            out.append(Skipped(self.base, self._buffered, meta, "cut by a gap in the capture"))
-        self.base += self._buffered + size
-        self._chunks, self._buffered, self._need = [], 0, 1
-        self._metas.clear()
-        self.synced = False
-        return out
-
-    def end(self, meta: Meta) -> list[Item10]:
-        out = self._run(final=True) if self._buffered else []
-        if self._buffered:
-            out.append(Skipped(self.base, self._buffered, meta, "the stream ends inside a frame"))
-            self.base += self._buffered
-            self._chunks, self._buffered = [], 0
-        return out
-
-    # -- work --------------------------------------------------------------------------------------
-    def _meta_at(self, offset: int) -> Meta:
-        offset += self.base
-        for end, meta in self._metas:
-            if end > offset:
-                return meta
-        return self._metas[-1][1]
 
     def _plausible(self, buf: bytes, off: int, total: int) -> int | None:
         """The end of a plausible frame or header at ``off``; -1 when more octets are needed; None if none."""
