@@ -162,6 +162,7 @@ class Declaration:
     removal: str | None  # the method that removes what it declares ("queue.unbind")
     check: str | None  # the bit that makes it a check of what exists, not a declaration ("passive"): not replayed
     named_by: tuple[str, str] | None  # (reply, field): an empty key field asks the server for a name, the reply has it
+    tied: tuple[str, ...]  # the bits that tie what it declares to the connection: declared with none, it outlives it
 
 
 @dataclass(frozen=True)
@@ -499,6 +500,9 @@ _NAME_DOMAINS: dict[str, Literal["exchange", "queue"]] = {"exchange-name": "exch
 _CASCADES: dict[TopologyKind, tuple[TopologyKind, ...]] = {
     "queue": ("queue-binding", "consumer"), "exchange": ("exchange-binding", "queue-binding")}
 _CHANNEL_SETTINGS = ("basic.qos", "confirm.select", "tx.select")
+#: the bits whose declaration goes with its connection (0-9-1 queue.declare: an exclusive queue "is deleted when
+#: that connection closes"; an auto-delete one once its last consumer, which the connection held, is gone)
+_TIED = ("exclusive", "auto-delete")
 #: reply codes that end a recovery: the broker refused the login or the virtual host, and would again
 _REFUSALS = (("access-refused", "the broker refused the login"),
              ("not-allowed", "the broker refused the virtual host"))
@@ -525,7 +529,9 @@ def _recovery(spec: Spec, by_name: dict[str, Method], replies: dict[str, tuple[s
         check = next((f.name for f in fields if f.name == "passive"), None)
         named_by = next(((r, f.name) for r in replies.get(name, ()) for f in by_name[r].fields
                          if any(k.domain == f.domain for k in fields if k.name in key)), None)
-        declarations.append(Declaration(name, kind, key, refers, undo.full_name if undo else None, check, named_by))
+        tied = tuple(f.name for f in fields if f.name in _TIED and f.type == "bit")
+        declarations.append(Declaration(name, kind, key, refers, undo.full_name if undo else None, check, named_by,
+                                        tied))
         if undo is not None:
             undo_key = tuple(k for k in key if k in {f.name for f in undo.fields})
             removals.append(Removal(undo.full_name, kind, undo_key, _CASCADES.get(kind, ())))

@@ -525,9 +525,6 @@ def engine_context(spec: Any, naming: Any, methods: list[CMethod]) -> dict[str, 
 
 #: the kinds of topology, numbered as the generated recovery tables number them (behaviour.TopologyKind's order)
 KINDS = ("exchange", "queue", "exchange-binding", "queue-binding", "consumer")
-#: the bits of a server-named queue's declaration after which it goes with the connection (docs/recovery.md: one
-#: declared neither exclusive nor auto-delete outlives it, and recovery checks it is still there)
-_GOES_WITH_CONNECTION = ("exclusive", "auto-delete")
 #: the domain of a delivery's tag: deliveries carry it, settlements name it (offset across recoveries)
 _DELIVERY_TAG = "delivery-tag"
 
@@ -563,7 +560,7 @@ def recovery_context(spec: Any, naming: Any, plan: Any, by_name: dict[str, CMeth
                       "kind": KINDS.index(d.kind), "key": [member(fs[k]) for k in d.key],
                       "refers": [{"m": naming.member(f), "kind": KINDS.index(k)} for f, k in d.refers],
                       "check": naming.member(d.check) if d.check else None, "named": named,
-                      "goes": [naming.member(b) for b in _GOES_WITH_CONNECTION if b in fs]})
+                      "goes": [naming.member(b) for b in d.tied]})
     removals = []
     for r in rec.removals:
         if r.method not in by_name:

@@ -372,11 +372,6 @@ def engine_context(spec: Any, naming: Any) -> dict[str, Any]:
 
 
 # -- connection recovery (issue 42, docs/recovery.md) ------------------------------------------------------------
-#: the bits of a queue declaration that tie a queue to its connection: a server-named queue declared with neither
-#: outlives the connection, so recovery checks it is there before asking for a new one (docs/recovery.md)
-_TIED = ("exclusive", "auto-delete")
-
-
 def _recovery(spec: Any, naming: Any) -> dict[str, Any]:
     """The behaviour plan's ``recovery`` in this target's names: for each declaring and removing method its record
     type and the accessors (and withX names) of the fields the recovering client reads and rewrites; the channel
@@ -404,7 +399,7 @@ def _recovery(spec: Any, naming: Any) -> dict[str, Any]:
             "key": [acc(k) for k in d.key], "refers": [{**acc(f), "target": t} for f, t in d.refers],
             "check": acc(d.check) if d.check else None, "named": named,
             "no_wait": acc(no_wait[d.method]) if d.method in no_wait else None,
-            "tied": [acc(b) for b in _TIED if b in fields and fields[b].type == "bit"],
+            "tied": [acc(b) for b in d.tied],
         })
     removals = [{"cls": naming.type(*r.method.split(".", 1)), "method": r.method, "kind": r.kind,
                  "key": [acc(k) for k in r.key], "cascades": list(r.cascades)} for r in plan.recovery.removals]

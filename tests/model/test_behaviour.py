@@ -205,6 +205,10 @@ def test_the_recovery_plan_reads_the_spec() -> None:
         "queue.unbind": ("queue-binding", ("queue", "exchange", "routing-key", "arguments"), ()),
         "basic.cancel": ("consumer", ("consumer-tag",), ()),
     }
+    # exclusive: "deleted when that connection closes"; a server-named queue with neither bit outlives it
+    assert {d.method: d.tied for d in r.declarations if d.tied} == {
+        "exchange.declare": ("auto-delete",), "queue.declare": ("exclusive", "auto-delete"),
+        "basic.consume": ("exclusive",)}
     assert r.channel_settings == ("basic.qos", "confirm.select", "tx.select")
     assert [(x.constant, x.code) for x in r.refusals] == [("access-refused", 403), ("not-allowed", 530)]
     # 0-9: access tickets are no part of what is declared; no exchange bindings, no confirms
