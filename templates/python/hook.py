@@ -446,6 +446,41 @@ def client_methods(spec: Any, naming: Any, methods: list[PyMethod]) -> list[dict
     return calls
 
 
+def recovery_table(spec: Any, naming: Any, keys: dict[str, str]) -> dict[str, Any]:
+    """The behaviour plan's ``recovery`` in this target's names (client_core's recovery tables): for each declaring
+    and removing method its key and the idents of the fields the recovering client reads and rewrites; the channel
+    settings with the bits that tell two settings of one method apart; the refusal codes."""
+    plan = behaviour_plan(spec)
+    by_name = {m.full_name: m for c in spec.classes for m in c.methods}
+    no_wait = {b.method: b.no_wait for b in plan.methods if b.no_wait}
+    ident = naming.member
+
+    def nowait(method: str) -> str | None:
+        return ident(no_wait[method]) if method in no_wait else None
+
+    decls = []
+    for d in plan.recovery.declarations:
+        named = None
+        if d.named_by is not None:
+            reply, fld = d.named_by
+            fields = {f.name: f for f in by_name[d.method].fields}
+            domain = next(f.domain for f in by_name[reply].fields if f.name == fld)
+            named = {"reply": keys[reply], "field": ident(fld),
+                     "key": ident(next(k for k in d.key if fields[k].domain == domain))}
+        decls.append({"key": keys[d.method], "method": d.method, "kind": d.kind, "fields": [ident(k) for k in d.key],
+                      "refers": [(ident(f), t) for f, t in d.refers], "check": ident(d.check) if d.check else None,
+                      "named": named, "no_wait": nowait(d.method), "tied": [ident(b) for b in d.tied]})
+    removals = [{"key": keys[r.method], "method": r.method, "kind": r.kind, "fields": [ident(k) for k in r.key],
+                 "cascades": list(r.cascades)} for r in plan.recovery.removals]
+    settings = []
+    for s in plan.recovery.channel_settings:
+        bits = [ident(f.name) for f in by_name[s].fields if f.type == "bit" and not f.reserved and f.name != no_wait.get(s)]
+        settings.append({"key": keys[s], "method": s, "bits": bits, "no_wait": nowait(s)})
+    kinds = list(dict.fromkeys(d.kind for d in plan.recovery.declarations))
+    return {"declarations": decls, "removals": removals, "settings": settings, "kinds": kinds,
+            "refusals": [r.code for r in plan.recovery.refusals]}
+
+
 def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
     planner = Planner(spec, naming)
     methods = [planner.method(mp) for mp in planner.codec.methods]
@@ -522,6 +557,7 @@ def context(spec: Any, naming: Any, options: dict[str, str]) -> dict[str, Any]:
             "unblocked": keys[bplan.notices.unblocked] if bplan.notices.unblocked else None,
         },
         "py_client_capabilities": list(bplan.capabilities),
+        "py_recovery": recovery_table(spec, naming, keys),
         # the properties of the content the client publishes and is delivered (basic's), for the Message's type
         "py_client_properties": next((pp.cls for pp in props
                                       if pp.model.name == str(client_roles.get("publish")).split(".")[0]),
