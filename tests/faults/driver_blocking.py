@@ -7,6 +7,7 @@ Only the client's own errors map to outcome kinds (``raised=`` their class name,
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -25,6 +26,7 @@ NOTICE_WAIT = 60.0
 
 #: the client's errors, most specific first, and the kind each is
 KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (client.RecoveryFailedError, "recovery_failed"),
     (client.ConnectTimeoutError, "connect_timeout"),
     (client.ConnectFailedError, "connect_failed"),
     (client.VersionRefusedError, "version_refused"),
@@ -39,6 +41,8 @@ KINDS: tuple[tuple[type[BaseException], str], ...] = (
 
 def outcome_of(exc: BaseException) -> Outcome:
     """The client's own errors as outcome kinds; anything else is an error."""
+    if isinstance(exc, client.PublishNotConfirmed):
+        return Outcome("unconfirmed", messages=len(exc.messages), raised=type(exc).__name__)
     for cls, kind in KINDS:
         if isinstance(exc, cls):
             out = Outcome(kind, raised=cls.__name__)
@@ -500,6 +504,317 @@ def s_consume_server(p: dict[str, Any]) -> None:
         raise closing(conn, e) from None
     conn.close()
     raise Outcome("ok", consumed=consumed, body_ok=ok and consumed == 2)
+
+
+# -- recovery (issue 42): protocol.md's "Recovery" and "The recovery soak" -------------------------------------------
+class Recover:
+    """A recovering connection's notifications as events (they run in the client's dispatch calls), counted."""
+
+    def __init__(self, conn_name: str | None = None) -> None:
+        self.who = {} if conn_name is None else {"conn": conn_name}
+        self.recoveries = 0
+        self.failed = False
+        self.on_recovered: Any = None
+
+    def connect(self, p: dict[str, Any], policy: Any = None) -> Any:
+        conn = client.connect_recovering(p["url"], policy=policy or quick(), heartbeat=p["heartbeat"],
+                                         timeout=float(p["timeout"]))
+        conn.on_recovery_started(lambda e: say("event", "recovery_started", cause=f"{type(e).__name__}: {e}",
+                                               **self.who))
+        conn.on_recovered(self._recovered)
+        conn.on_recovery_failed(self._failed)
+        return conn
+
+    def _recovered(self) -> None:
+        self.recoveries += 1
+        say("event", "recovered", **self.who)
+        if self.on_recovered is not None:
+            self.on_recovered()
+
+    def _failed(self, e: Any) -> None:
+        cause = e.__cause__ or e
+        self.failed = True
+        say("event", "recovery_failed", cause=f"{type(cause).__name__}: {cause}", **self.who)
+
+    def closing(self, conn: Any, exc: BaseException) -> Outcome:
+        out = closing(conn, exc)
+        out.fields["recoveries"] = self.recoveries
+        return out
+
+
+def quick(**kw: Any) -> Any:
+    """The rows' policy: the defaults, but initial delay 0.1 s and max delay 1 s."""
+    return client.RecoveryPolicy(initial_delay=0.1, max_delay=1.0, **kw)
+
+
+def s_recover_consume(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p)
+    try:
+        ch1 = conn.channel()
+        ch1.basic_qos(prefetch_count=10)
+        x = p["queue"] + ".x"
+        ch1.exchange_declare(exchange=x, type_="direct")
+        q = ch1.queue_declare(queue="", exclusive=True).queue
+        say("event", "queue", name=q)
+        ch1.queue_bind(queue=q, exchange=x, routing_key="k")
+        got: list[Any] = []
+        it = ch1.consume(q) if p["style"] == "iterator" else None
+        if it is None:
+            ch1.on_message(q, got.append)
+        ch2 = conn.channel()
+        ch2.confirm_select()
+        consumed = 0
+        for text in (b"one", b"two"):
+            ch2.publish(text, exchange=x, routing_key="k")
+            if it is not None:
+                msg = next(it)
+            else:
+                until(conn, lambda: got, "delivery")
+                msg = got.pop(0)
+            if msg.body != text:
+                conn.close()
+                raise Outcome("error", type="NotDelivered", message=f"{text!r}: {msg.body!r}")
+            msg.ack()
+            consumed += 1
+            if text == b"one":
+                say("phase", "consuming")
+                until(conn, lambda: r.recoveries > 0, "recovered notification")
+        now = conn.current_name(q)
+        say("event", "queue", name=now)
+        ch1.exchange_delete(exchange=x)
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise r.closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", consumed=consumed, renamed=int(now != q), recoveries=r.recoveries)
+
+
+def s_recover_refused(p: dict[str, Any]) -> None:
+    r = Recover()
+    try:
+        r.connect(p).close()
+        out = Outcome("ok", note="the connection was not refused")
+    except Exception as e:  # noqa: BLE001
+        out = outcome_of(e)
+    time.sleep(2)
+    out.fields["recoveries"] = r.recoveries
+    raise out
+
+
+def s_recover_user_close(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p)
+    try:
+        conn.channel()
+    except Exception as e:  # noqa: BLE001
+        raise r.closing(conn, e) from None
+    conn.close()
+    time.sleep(2)
+    with contextlib.suppress(client.ClientError):  # (closed: the notifications due run, none is)
+        conn.process_data_events(0)
+    raise Outcome("ok", recoveries=r.recoveries)
+
+
+def s_recover_channel_error(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p)
+    try:
+        try:
+            conn.channel().queue_declare(queue=p["queue"], passive=True)
+            out = Outcome("ok", note="the passive declare of a missing queue worked")
+        except client.ChannelClosedError as e:
+            out = outcome_of(e)
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            conn.process_data_events(0.2)
+        out.fields["usable"] = usable(conn, p["queue"])
+    except Exception as e:  # noqa: BLE001
+        raise r.closing(conn, e) from None
+    conn.close()
+    out.fields["recoveries"] = r.recoveries
+    raise out
+
+
+def s_recover_unconfirmed(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p, quick(republish=bool(p["republish"])))
+    try:
+        ch = conn.channel()
+        ch.confirm_select()
+        ch.queue_declare(queue=p["queue"])
+        say("phase", "ready")
+        wait_go()
+        for i in range(p["count"]):
+            ch.publish(str(i).encode(), routing_key=p["queue"], wait=False)
+        ch.wait_for_confirms()
+        conn.process_data_events(0)
+    except Exception as e:  # noqa: BLE001
+        with contextlib.suppress(client.ClientError):
+            conn.process_data_events(0)  # the notifications due
+        raise r.closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", confirmed=p["count"], recoveries=r.recoveries)
+
+
+def s_recover_stale_ack(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p)
+    try:
+        ch = conn.channel()
+        ch.queue_declare(queue=p["queue"])
+        ch.basic_publish(b"x", routing_key=p["queue"])
+        it = ch.consume(p["queue"])
+        before = next(it)
+        say("phase", "delivered")
+        until(conn, lambda: r.recoveries > 0, "recovered notification")
+        before.ack()  # dropped: its tag was the old connection's
+        again = next(it)
+        again.ack()
+        ch.queue_declare(queue=p["queue"], passive=True)  # raises when the channel was closed
+        ok = conn.stale_settlements == 1
+    except Exception as e:  # noqa: BLE001
+        raise r.closing(conn, e) from None
+    conn.close()
+    raise Outcome("ok", redelivered=int(again.redelivered), usable=int(ok), recoveries=r.recoveries)
+
+
+def s_recover_gives_up(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = r.connect(p, quick(max_attempts=3))
+    try:
+        ch = conn.channel()
+        say("phase", "connected")
+        with contextlib.suppress(client.RecoveryFailedError):  # (the dispatch call raises it once it failed)
+            until(conn, lambda: r.failed, "recovery_failed notification")
+        ch.queue_declare(queue=p["queue"])
+        out = Outcome("ok", note="a call after the recovery failed worked")
+    except Exception as e:  # noqa: BLE001
+        out = r.closing(conn, e)
+    if not r.failed:
+        out = Outcome("error", type="NoNotification", message="no recovery_failed notification")
+    raise out
+
+
+def s_soak(p: dict[str, Any]) -> None:
+    count, size, window, rate = p["count"], p["size"], p["window"], float(p["rate"])
+    exchange, key = p["exchange"], p["routing_key"]
+    results = open(p["results"], "a", encoding="ascii")  # noqa: SIM115 - closed below
+    lock = threading.Lock()
+
+    def line(text: str) -> None:
+        with lock:
+            results.write(text + "\n")
+
+    delivered: set[int] = set()
+    cr, pr = Recover("consumer"), Recover("producer")
+    cconn = cr.connect(p, client.RecoveryPolicy())
+    pconn: Any = None
+    stop = threading.Event()
+    published = confirmed = 0
+
+    def dispatch(conn: Any) -> None:  # the notifications and the consumer's callback run here
+        while not stop.is_set():
+            try:
+                conn.process_data_events(0.2)
+            except client.ClientError as e:
+                print(f"soak dispatch: {e!r}", file=sys.stderr)
+                if isinstance(e, client.RecoveryFailedError) or stop.is_set():
+                    return
+
+    try:
+        cch = cconn.channel()
+        cch.exchange_declare(exchange=exchange, type_="direct")
+        q = cch.queue_declare(queue="").queue
+        say("event", "queue", name=q)
+        shown = [q]
+
+        def renamed() -> None:
+            if (now := cconn.current_name(q)) != shown[0]:
+                shown[0] = now
+                say("event", "queue", name=now)
+
+        cr.on_recovered = renamed
+        cch.queue_bind(queue=q, exchange=exchange, routing_key=key)
+        cch.basic_qos(prefetch_count=100)
+
+        def on_message(msg: Any) -> None:
+            ident = int(msg.body[:12])
+            line(f"D {ident} {int(msg.redelivered)}")
+            delivered.add(ident)
+            msg.ack()
+
+        cch.on_message(q, on_message)
+        threading.Thread(target=dispatch, args=(cconn,), daemon=True).start()
+        pconn = pr.connect(p, client.RecoveryPolicy(republish=bool(p["republish"])))
+        again: list[int] = []
+        pconn.on_republished(lambda n, msgs: again.extend(int(m.body[:12]) for m in msgs))
+        threading.Thread(target=dispatch, args=(pconn,), daemon=True).start()
+        pch = pconn.channel()
+        pch.confirm_select()
+        pad = b"x" * max(0, size - 12)
+        retry: list[int] = []
+        next_id, n, t0 = 0, 0, time.monotonic()
+        while confirmed < count:
+            due = t0 + n * window / rate
+            if (pause := due - time.monotonic()) > 0:
+                time.sleep(pause)
+            n += 1
+            batch = []
+            while len(batch) < window and (retry or next_id < count):
+                if retry:
+                    batch.append(retry.pop(0))
+                else:
+                    batch.append(next_id)
+                    next_id += 1
+            if not batch:
+                break
+            for ident in batch:
+                pch.publish(b"%012d" % ident + pad, exchange=exchange, routing_key=key, mandatory=True, wait=False)
+                published += 1
+            bad: set[int] = set()
+            try:
+                pch.wait_for_confirms()
+            except client.PublishNotConfirmed as e:
+                bad = {int(m.body[:12]) for m in e.messages}
+            with lock:
+                republished, again[:] = list(again), []
+            published += len(republished)
+            for ident in republished:
+                line(f"U {ident}")
+            for ident in batch:
+                if ident in bad:
+                    line(f"U {ident}")
+                    retry.append(ident)
+                else:
+                    line(f"C {ident}")
+                    confirmed += 1
+            for ident in bad - set(batch):  # reported late: counted confirmed in an earlier window
+                line(f"U {ident}")
+            with lock:
+                results.flush()
+        last = time.monotonic()
+        while len(delivered) < count and time.monotonic() - last < 120:
+            time.sleep(0.05)
+        stop.set()
+        pconn.close()
+        with contextlib.suppress(client.ClientError):
+            cch.queue_delete(queue=cconn.current_name(q))
+        cconn.close()
+    except Exception as e:  # noqa: BLE001
+        stop.set()
+        if pconn is not None:
+            with contextlib.suppress(Exception):
+                pconn.close()
+        out = cr.closing(cconn, e)
+        out.fields.update(published=published, confirmed=confirmed)
+        raise out from None
+    finally:
+        with lock:
+            results.flush()
+    results.close()
+    raise Outcome("ok", published=published, confirmed=confirmed, consumed=len(delivered))
 
 
 SCENARIOS = {name[2:]: f for name, f in globals().items() if name.startswith("s_")}

@@ -246,7 +246,6 @@ _RECOVERY = frozenset(r.id for r in ROWS if r.scenario.startswith("recover_")) |
 #: says "not yet" in its cell (never "yes"). Each entry names the open issue that takes it; an entry goes when the
 #: client passes the row. "soak" stands for tests/amqp0/clients/test_recovery_soak.py.
 NOT_YET: dict[str, frozenset[str]] = {
-    "python": _RECOVERY,  # issue 42 (recovery)
     "aio": _RECOVERY,  # issue 42 (recovery)
     "c": frozenset(),
     "java": frozenset(),
