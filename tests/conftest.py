@@ -113,7 +113,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 BROKER_GROUP = {
     "test_amqp10_clients", "test_amqp10_engine", "test_bench_traffic", "test_c_broker", "test_c_engine", "test_fault_matrix", "test_fault_matrix10",
     "test_java_broker",
-    "test_java_engine", "test_overlay", "test_python10_broker", "test_python_aio_faults", "test_python_broker", "test_python_client",
+    "test_java_engine", "test_overlay", "test_python10_broker", "test_python_aio_faults", "test_python_broker", "test_python_client", "test_python_recovery",
     "test_python_engine", "test_readme", "test_recovery_soak", "test_traffic", "test_traffic_index", "test_traffic_output",
     "test_traffic_sequence", "test_traffic_spark", "test_traffic10",
 }
