@@ -661,3 +661,55 @@ def test_recovery_gives_up_after_max_attempts_with_the_cause(aio: ModuleType) ->
             assert closed == [err] and conn.recoveries == 0
 
     _run(main())
+
+
+def test_callbacks_of_replayed_consumers_ack_on_the_recovered_connection(aio: ModuleType) -> None:
+    """Deliveries taken but not acked before a cut come again to the replayed callback consumers (channel 1's
+    while channel 2's consumer is still being replayed): their callbacks run once the recovered connection is
+    current, so their acks go out on it (none dropped as stale), and the queues end empty."""
+    from faults import broker
+
+    queues = [_queue(), _queue()]
+    for q in queues:
+        broker.fill(q, 3)
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            try:
+                recovering = False
+                acked: list[tuple[str, bool]] = []
+
+                def take(q: str) -> Any:
+                    def callback(msg: Any) -> None:
+                        if recovering:
+                            msg.ack()
+                            acked.append((q, msg.redelivered))
+
+                    return callback
+
+                for q in queues:
+                    ch = await conn.channel()
+                    await ch.basic_qos(prefetch_count=10)
+                    await ch.on_message(q, take(q))
+                await asyncio.sleep(0.5)  # the 6 deliveries came, none acked
+                assert broker.depth(queues[0])[0] == 0 and not acked
+                recovered = await _recovered(conn)
+                recovering = True
+                proxy.cut()
+                await asyncio.wait_for(recovered.wait(), 20)
+                for _ in range(100):
+                    if len(acked) == 6:
+                        break
+                    await asyncio.sleep(0.05)
+                assert sorted(acked) == sorted((q, True) for q in queues for _ in range(3)), acked
+                assert conn.stale_settlements == 0
+                await asyncio.sleep(0.3)
+                await conn.close()
+                assert [broker.depth(q)[0] for q in queues] == [0, 0]  # acked, not requeued by the close
+            finally:
+                await conn.close()
+                for q in queues:
+                    broker.delete_queue(q)
+
+    _run(main())
