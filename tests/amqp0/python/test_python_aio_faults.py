@@ -713,3 +713,73 @@ def test_callbacks_of_replayed_consumers_ack_on_the_recovered_connection(aio: Mo
                     broker.delete_queue(q)
 
     _run(main())
+
+
+@pytest.mark.parametrize("republish", [False, True])
+def test_an_awaited_publish_across_a_cut_is_reported_or_republished(aio: ModuleType, republish: bool) -> None:
+    """``publish(wait=True)`` black-holed, then RST: without ``republish`` it raises PublishNotConfirmed naming its
+    message (the broker never had it); with it, it returns once the copy published by the recovery is confirmed
+    (the queue then holds it once), and ``on_republished`` said so."""
+    from faults import broker
+
+    q = _queue()
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio, republish=republish), heartbeat=10)
+            try:
+                again: list[Any] = []
+                conn.on_republished(lambda channel, messages: again.append((channel, messages)))
+                ch = await conn.channel()
+                await ch.confirm_select()
+                await ch.queue_declare(queue=q)
+                assert await ch.publish(b"before", routing_key=q) == 1
+                proxy.blackhole()
+                asyncio.get_running_loop().call_later(0.5, proxy.cut)
+                if republish:  # tag 2 on the lost connection, its copy's 1 on the new one
+                    assert await ch.publish(b"across", routing_key=q) == 1
+                    assert [(n, [m.body for m in ms]) for n, ms in again] == [(1, [b"across"])]
+                    assert broker.depth(q)[0] == 2
+                else:
+                    with pytest.raises(aio.PublishNotConfirmed) as raised:
+                        await ch.publish(b"across", routing_key=q)
+                    assert [m.body for m in raised.value.messages] == [b"across"]
+                    assert broker.depth(q)[0] == 1 and not again
+                    await ch.wait_for_confirms()  # reported once: nothing left to report
+                assert conn.recoveries == 1
+            finally:
+                await conn.close()
+                broker.delete_queue(q)
+
+    _run(main())
+
+
+def test_calls_made_while_recovering_wait_and_run_on_the_recovered_connection(aio: ModuleType) -> None:
+    """Connections refused for 2 s after a RST: a declare, a new channel and a publish made meanwhile wait for the
+    recovery, then run on the recovered connection."""
+    from faults import broker
+
+    q = _queue()
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            try:
+                ch = await conn.channel()
+                started = asyncio.Event()
+                conn.on_recovery_started(lambda cause: started.set())
+                proxy.refuse(2)
+                proxy.cut()
+                await asyncio.wait_for(started.wait(), 10)
+                t0 = time.monotonic()
+                await ch.queue_declare(queue=q)
+                other = await conn.channel()
+                await other.confirm_select()
+                await other.publish(b"late", routing_key=q)
+                assert time.monotonic() - t0 > 1.0 and conn.recoveries == 1
+                assert broker.depth(q)[0] == 1
+            finally:
+                await conn.close()
+                broker.delete_queue(q)
+
+    _run(main())
