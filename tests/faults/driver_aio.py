@@ -24,7 +24,8 @@ KINDS = ((aio.ConnectTimeoutError, "connect_timeout"), (aio.ConnectFailedError, 
          (aio.VersionRefusedError, "version_refused"), (aio.ConnectionClosedError, "connection_closed"),
          (aio.ConnectionLostError, "connection_lost"), (aio.ConsumerCallbackError, "callback_error"),
          (aio.ChannelClosedError, "channel_closed"), (aio.ConsumerCancelledError, "consumer_cancelled"),
-         (aio.EncodeError, "local_error"))
+         (aio.EncodeError, "local_error"), (aio.RecoveryFailedError, "recovery_failed"),
+         (aio.PublishNotConfirmed, "unconfirmed"))
 
 
 def outcome_of(exc: BaseException) -> Outcome:
@@ -37,7 +38,9 @@ def outcome_of(exc: BaseException) -> Outcome:
                 out.fields["code"] = exc.reply_code
             if kind == "version_refused":
                 out.fields["server"] = exc.server
-            if getattr(exc, "unconfirmed", None):
+            if kind == "unconfirmed":
+                out.fields["messages"] = len(exc.messages)
+            elif getattr(exc, "unconfirmed", None):
                 out.fields["unconfirmed"] = len(exc.unconfirmed)
             return out
     return Outcome("error", type=type(exc).__name__, message=str(exc)[:300].replace("\n", " "))
@@ -395,6 +398,324 @@ async def s_consume_server(p: dict[str, Any]) -> None:
         return {"consumed": consumed, "body_ok": ok and consumed == 2}
 
     await scenario(p, steps)
+
+# -- recovery (issue 42): protocol.md's "Recovery" and "The recovery soak" ------------------------------------
+class Recover:
+    """A recovering connection's notifications as events (``conn=`` in the soak), counted; what the scenarios
+    wait for."""
+
+    def __init__(self, conn: str | None = None) -> None:
+        self.conn = conn
+        self.recoveries = 0
+        self.notices: asyncio.Queue[str] = asyncio.Queue()
+        self.on_recovered: Callable[[], None] = lambda: None
+
+    def who(self, **fields: Any) -> dict[str, Any]:
+        return fields if self.conn is None else {**fields, "conn": self.conn}
+
+    def started(self, cause: BaseException) -> None:
+        say("event", "recovery_started", **self.who(cause=f"{type(cause).__name__}: {cause}"))
+
+    def recovered(self) -> None:
+        self.recoveries += 1
+        say("event", "recovered", **self.who())
+        self.on_recovered()
+        self.notices.put_nowait("recovered")
+
+    def failed(self, err: BaseException) -> None:
+        cause = err.__cause__ or err
+        say("event", "recovery_failed", **self.who(cause=f"{type(cause).__name__}: {cause}"))
+        self.notices.put_nowait("failed")
+
+    async def wait(self, what: str) -> None:
+        """Until the next notification of this kind."""
+        try:
+            async with asyncio.timeout(NOTICE_WAIT):
+                while await self.notices.get() != what:
+                    pass
+        except TimeoutError:
+            raise Outcome("error", type="NoNotification", message=f"no {what} in {NOTICE_WAIT} s") from None
+
+    async def connect(self, p: dict[str, Any], policy: Any = None) -> Any:
+        """Connects with recovery on: the rows' policy (initial delay 0.1 s, max delay 1 s) unless ``policy``."""
+        policy = policy or aio.RecoveryPolicy(initial_delay=0.1, max_delay=1.0)
+        conn = await aio.connect_recovering(p["url"], policy=policy, heartbeat=p["heartbeat"], timeout=p["timeout"])
+        conn.on_recovery_started(self.started)
+        conn.on_recovered(self.recovered)
+        conn.on_recovery_failed(self.failed)
+        return conn
+
+    async def closing(self, conn: Any, exc: BaseException) -> Outcome:
+        out = await closing(conn, exc)
+        out.fields["recoveries"] = self.recoveries
+        return out
+
+
+async def s_recover_consume(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p)
+    try:
+        ch1 = await conn.channel()
+        await ch1.basic_qos(prefetch_count=10)
+        x = p["queue"] + ".x"
+        await ch1.exchange_declare(exchange=x, type_="direct")
+        q = (await ch1.queue_declare(queue="", exclusive=True)).queue
+        say("event", "queue", name=q)
+        await ch1.queue_bind(queue=q, exchange=x, routing_key="k")
+        got: asyncio.Queue[Any] = asyncio.Queue()
+        it = None
+        if p["style"] == "iterator":
+            it = await ch1.consume(q)
+        else:
+            await ch1.on_message(q, got.put_nowait)
+        ch2 = await conn.channel()
+        await ch2.confirm_select()
+        consumed = 0
+        for text in (b"one", b"two"):
+            await ch2.publish(text, exchange=x, routing_key="k")
+            try:
+                async with asyncio.timeout(NOTICE_WAIT):
+                    msg = await anext(it) if it is not None else await got.get()
+            except TimeoutError:
+                msg = None
+            if msg is None or msg.body != text:
+                await conn.close()
+                raise Outcome("error", type="NotDelivered", message=f"{text!r}: {msg!r}")
+            msg.ack()
+            consumed += 1
+            if text == b"one":
+                say("phase", "consuming")
+                await r.wait("recovered")
+        m = conn.current_name(q)
+        say("event", "queue", name=m)
+        await ch1.exchange_delete(exchange=x)
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    raise Outcome("ok", consumed=consumed, renamed=m != q, recoveries=r.recoveries)
+
+
+async def s_recover_refused(p: dict[str, Any]) -> None:
+    r = Recover()
+    try:
+        await (await r.connect(p)).close()
+        out = Outcome("ok", note="the connection was not refused")
+    except Exception as e:  # noqa: BLE001
+        out = outcome_of(e)
+    await asyncio.sleep(2)
+    out.fields["recoveries"] = r.recoveries
+    raise out
+
+
+async def s_recover_user_close(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p)
+    try:
+        await conn.channel()
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    await asyncio.sleep(2)
+    raise Outcome("ok", recoveries=r.recoveries)
+
+
+async def s_recover_channel_error(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p)
+    try:
+        try:
+            await (await conn.channel()).queue_declare(queue=p["queue"], passive=True)
+            out = Outcome("ok", note="the passive declare of a missing queue worked")
+        except aio.ChannelClosedError as e:
+            out = outcome_of(e)
+        await asyncio.sleep(2)
+        out.fields["usable"] = await usable(conn, p)
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    out.fields["recoveries"] = r.recoveries
+    raise out
+
+
+async def s_recover_unconfirmed(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p, aio.RecoveryPolicy(initial_delay=0.1, max_delay=1.0, republish=p["republish"] == 1))
+    try:
+        ch = await conn.channel()
+        await ch.confirm_select()
+        await ch.queue_declare(queue=p["queue"])
+        say("phase", "ready")
+        await wait_go()
+        for i in range(p["count"]):
+            await ch.publish(str(i).encode(), routing_key=p["queue"], wait=False)
+        await ch.wait_for_confirms()
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    raise Outcome("ok", confirmed=p["count"], recoveries=r.recoveries)
+
+
+async def s_recover_stale_ack(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p)
+    try:
+        ch = await conn.channel()
+        await ch.queue_declare(queue=p["queue"])
+        await ch.publish(b"x", routing_key=p["queue"])
+        it = await ch.consume(p["queue"])
+        before = await anext(it)
+        say("phase", "delivered")
+        await r.wait("recovered")
+        before.ack()  # dropped: its tag was the old connection's
+        try:
+            async with asyncio.timeout(NOTICE_WAIT):
+                again = await anext(it)
+        except TimeoutError:
+            await conn.close()
+            raise Outcome("error", type="NotRedelivered", message="no delivery after the recovery") from None
+        again.ack()
+        await ch.queue_declare(queue=p["queue"], passive=True)  # raises when the channel was closed
+        ok = conn.stale_settlements == 1
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    raise Outcome("ok", redelivered=again.redelivered, usable=ok, recoveries=r.recoveries)
+
+
+async def s_recover_gives_up(p: dict[str, Any]) -> None:
+    r = Recover()
+    conn = await r.connect(p, aio.RecoveryPolicy(initial_delay=0.1, max_delay=1.0, max_attempts=3))
+    try:
+        ch = await conn.channel()
+        say("phase", "connected")
+        await r.wait("failed")
+        await ch.queue_declare(queue=p["queue"])
+        out = Outcome("ok", note="a call after the recovery failed worked")
+    except Outcome:
+        raise
+    except Exception as e:  # noqa: BLE001
+        raise await r.closing(conn, e) from None
+    await conn.close()
+    raise out
+
+
+def _ident(data: bytes) -> int:
+    return int(data[:12])
+
+
+async def s_soak(p: dict[str, Any]) -> None:
+    count, size, window, rate = p["count"], p["size"], p["window"], float(p["rate"])
+    exchange, key = p["exchange"], p["routing_key"]
+    results = open(p["results"], "a", encoding="utf-8")  # noqa: SIM115 - closed below, also after an error
+    delivered = [False] * count
+    consumed = 0
+    cr, pr = Recover("consumer"), Recover("producer")
+    cconn = await cr.connect(p, aio.RecoveryPolicy())
+    pconn = None
+    published = confirmed = 0
+    try:
+        cch = await cconn.channel()
+        await cch.exchange_declare(exchange=exchange, type_="direct")
+        q = (await cch.queue_declare(queue="")).queue
+        say("event", "queue", name=q)
+        shown = [q]
+
+        def renamed() -> None:
+            now = cconn.current_name(q)
+            if now != shown[0]:
+                shown[0] = now
+                say("event", "queue", name=now)
+
+        cr.on_recovered = renamed
+        await cch.queue_bind(queue=q, exchange=exchange, routing_key=key)
+        await cch.basic_qos(prefetch_count=100)
+
+        def on_delivery(msg: Any) -> None:
+            nonlocal consumed
+            ident = _ident(msg.body)
+            results.write(f"D {ident} {int(msg.redelivered)}\n")
+            if not delivered[ident]:
+                delivered[ident] = True
+                consumed += 1
+            msg.ack()
+
+        await cch.on_message(q, on_delivery)
+        pconn = await pr.connect(p, aio.RecoveryPolicy(republish=p["republish"] == 1))
+        pch = await pconn.channel()
+        await pch.confirm_select()
+        returned: set[int] = set()
+        pch.on_return(lambda msg: returned.add(_ident(msg.body)))
+        again: list[int] = []
+
+        def republished(channel: int, messages: list[Any]) -> None:
+            for m in messages:
+                again.append(_ident(m.body))
+                results.write(f"U {_ident(m.body)}\n")
+
+        pconn.on_republished(republished)
+        pad = b"x" * max(0, size - 12)
+        retry: list[int] = []
+        next_id, n = 0, 0
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        while confirmed < count:
+            delay = t0 + n * window / rate - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            n += 1
+            batch: list[int] = []
+            while len(batch) < window and (retry or next_id < count):
+                if retry:
+                    batch.append(retry.pop(0))
+                else:
+                    batch.append(next_id)
+                    next_id += 1
+            if not batch:
+                break
+            for ident in batch:
+                await pch.publish(b"%012d" % ident + pad, routing_key=key, exchange=exchange, mandatory=True,
+                                  wait=False)
+                published += 1
+            bad: set[int] = set()
+            try:
+                await pch.wait_for_confirms()
+            except aio.PublishNotConfirmed as e:
+                bad.update(_ident(m.body) for m in e.messages)
+            await asyncio.sleep(0)  # a return's callback, queued before its confirm, has run
+            published += len(again)  # the client's republishes
+            again.clear()
+            bad |= returned
+            returned.clear()
+            for ident in batch:
+                if ident in bad:
+                    results.write(f"U {ident}\n")
+                    retry.append(ident)
+                else:
+                    results.write(f"C {ident}\n")
+                    confirmed += 1
+            for ident in bad - set(batch):  # reported late: counted confirmed in an earlier window
+                results.write(f"U {ident}\n")
+            results.flush()
+        last = loop.time()
+        while consumed < count and loop.time() - last < 120:
+            await asyncio.sleep(0.05)
+        await pconn.close()
+        await cch.queue_delete(queue=cconn.current_name(q))
+        await cconn.close()
+        results.close()
+    except Exception as e:  # noqa: BLE001
+        results.flush()
+        if pconn is not None:
+            await pconn.close()
+        out = await cr.closing(cconn, e)
+        results.close()
+        out.fields.update(published=published, confirmed=confirmed)
+        raise out from None
+    raise Outcome("ok", published=published, confirmed=confirmed, consumed=consumed)
 
 
 SCENARIOS = {name[2:]: f for name, f in globals().items() if name.startswith("s_")}

@@ -508,3 +508,278 @@ def test_the_readme_program_types_check_strictly(aio: ModuleType, tmp_path: Path
                            "--no-color-output", str(tmp_path / "program.py")], capture_output=True, text=True,
                           env={**os.environ, "MYPYPATH": str(root)}, check=False, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# -- connection recovery (issue 42, docs/recovery.md) ------------------------------------------------------------
+def _quick(aio: ModuleType, **kw: Any) -> Any:
+    return aio.RecoveryPolicy(initial_delay=0.05, max_delay=0.5, **kw)
+
+
+async def _recovered(conn: Any) -> asyncio.Event:
+    """An event set by the connection's next ``recovered`` notification (a coroutine callback: they may be)."""
+    done = asyncio.Event()
+
+    async def note() -> None:
+        done.set()
+
+    conn.on_recovered(note)
+    return done
+
+
+def _channels_of(port: int) -> dict[int, tuple[int, str]]:
+    """The broker's channels of the connection from ``port``: number -> (prefetch_count, confirm)."""
+    from faults import broker
+
+    pid = broker.connection_by_port(port)["pid"]
+    out = {}
+    for line in broker.ctl("list_channels", "-q", "--no-table-headers", "connection", "number", "prefetch_count",
+                           "confirm").splitlines():
+        conn, number, prefetch, confirm = line.split("\t")
+        if conn == pid:
+            out[int(number)] = (int(prefetch), confirm)
+    return out
+
+
+def _exists(queue: str) -> bool:
+    from faults import broker
+
+    try:
+        broker.depth(queue)
+        return True
+    except Exception:  # noqa: BLE001 - pika's 404 on the passive declare
+        return False
+
+
+def test_recovery_replays_what_was_recorded_and_nothing_else(aio: ModuleType) -> None:
+    """A queue deleted through the connection is not declared again, a passive declare records nothing; each
+    channel comes back with its number, its qos and its confirm mode (the broker's view); the same channel objects
+    go on."""
+    from faults import broker
+
+    kept, deleted, checked = _queue(), _queue(), _queue()
+    with broker.channel() as pch:
+        pch.queue_declare(checked)
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            try:
+                one, two = await conn.channel(), await conn.channel()
+                await two.basic_qos(prefetch_count=7)
+                await two.confirm_select()
+                await one.queue_declare(queue=kept)
+                await one.queue_declare(queue=deleted)
+                await one.queue_delete(queue=deleted)
+                await one.queue_declare(queue=checked, passive=True)
+                broker.delete_queue(checked)  # gone, by someone else: a check declared nothing to replay
+                before = _channels_of(proxy.connections()[-1][1])
+                assert before == {1: (0, "false"), 2: (7, "true")}, before
+                recovered = await _recovered(conn)
+                proxy.cut()
+                await asyncio.wait_for(recovered.wait(), 20)
+                assert conn.recoveries == 1
+                assert (one.number, two.number) == (1, 2)
+                after = _channels_of(proxy.connections()[-1][1])
+                assert after == before, after
+                assert _exists(kept) and not _exists(deleted) and not _exists(checked)
+                assert await two.publish(b"x", routing_key=kept) == 1  # confirming again: the new connection's tag
+            finally:
+                await conn.close()
+                broker.delete_queue(kept)
+
+    _run(main())
+
+
+def test_a_server_named_queue_that_outlives_its_connection_is_kept_with_its_message(aio: ModuleType) -> None:
+    """A server-named queue declared neither exclusive nor auto-delete survives a forced close (320): recovery
+    checks it is there and keeps it, name and message, instead of declaring a new one; its consumer goes on."""
+    from faults import broker
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            q = ""
+            try:
+                ch = await conn.channel()
+                await ch.confirm_select()
+                q = (await ch.queue_declare(queue="")).queue
+                assert q.startswith("amq.gen-")
+                await ch.publish(b"kept", routing_key=q)
+                started: list[Any] = []
+                conn.on_recovery_started(started.append)
+                recovered = await _recovered(conn)
+                broker.close_connection(proxy.connections()[-1][1], "test: forced close")
+                await asyncio.wait_for(recovered.wait(), 20)
+                assert isinstance(started[0], aio.ConnectionClosedError) and started[0].reply_code == 320
+                assert conn.current_name(q) == q
+                assert broker.depth(q) == (1, 0)
+                it = await ch.consume(q)
+                msg = await asyncio.wait_for(anext(it), 10)
+                assert msg.body == b"kept"
+                msg.ack()
+                await it.cancel()
+            finally:
+                await conn.close()
+                if q:
+                    broker.delete_queue(q)
+
+    _run(main())
+
+
+def test_recovery_gives_up_after_max_attempts_with_the_cause(aio: ModuleType) -> None:
+    """Connections refused: after ``max_attempts`` the recovery fails with RecoveryFailedError, its cause the
+    last attempt's error; the notification and on_close get it, every call raises it, nothing recovered."""
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio, max_attempts=3), heartbeat=10)
+            ch = await conn.channel()
+            failed: list[Any] = []
+            closed: list[Any] = []
+            gave_up = asyncio.Event()
+
+            def on_failed(err: Any) -> None:
+                failed.append(err)
+                gave_up.set()
+
+            conn.on_recovery_failed(on_failed)
+            conn.on_close(closed.append)
+            proxy.refuse(30)
+            proxy.cut()
+            await asyncio.wait_for(gave_up.wait(), 20)
+            err = failed[0]
+            assert isinstance(err, aio.RecoveryFailedError) and "after 3 attempts" in str(err)
+            assert isinstance(err.__cause__, aio.ConnectionLostError)  # a refused or dropped connect
+            with pytest.raises(aio.RecoveryFailedError) as raised:
+                await ch.queue_declare(queue=_queue())
+            assert raised.value is err
+            with pytest.raises(aio.RecoveryFailedError):
+                await conn.channel()
+            with pytest.raises(aio.RecoveryFailedError):
+                await conn.wait_closed()
+            await conn.close()
+            assert closed == [err] and conn.recoveries == 0
+
+    _run(main())
+
+
+def test_callbacks_of_replayed_consumers_ack_on_the_recovered_connection(aio: ModuleType) -> None:
+    """Deliveries taken but not acked before a cut come again to the replayed callback consumers (channel 1's
+    while channel 2's consumer is still being replayed): their callbacks run once the recovered connection is
+    current, so their acks go out on it (none dropped as stale), and the queues end empty."""
+    from faults import broker
+
+    queues = [_queue(), _queue()]
+    for q in queues:
+        broker.fill(q, 3)
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            try:
+                recovering = False
+                acked: list[tuple[str, bool]] = []
+
+                def take(q: str) -> Any:
+                    def callback(msg: Any) -> None:
+                        if recovering:
+                            msg.ack()
+                            acked.append((q, msg.redelivered))
+
+                    return callback
+
+                for q in queues:
+                    ch = await conn.channel()
+                    await ch.basic_qos(prefetch_count=10)
+                    await ch.on_message(q, take(q))
+                await asyncio.sleep(0.5)  # the 6 deliveries came, none acked
+                assert broker.depth(queues[0])[0] == 0 and not acked
+                recovered = await _recovered(conn)
+                recovering = True
+                proxy.cut()
+                await asyncio.wait_for(recovered.wait(), 20)
+                for _ in range(100):
+                    if len(acked) == 6:
+                        break
+                    await asyncio.sleep(0.05)
+                assert sorted(acked) == sorted((q, True) for q in queues for _ in range(3)), acked
+                assert conn.stale_settlements == 0
+                await asyncio.sleep(0.3)
+                await conn.close()
+                assert [broker.depth(q)[0] for q in queues] == [0, 0]  # acked, not requeued by the close
+            finally:
+                await conn.close()
+                for q in queues:
+                    broker.delete_queue(q)
+
+    _run(main())
+
+
+@pytest.mark.parametrize("republish", [False, True])
+def test_an_awaited_publish_across_a_cut_is_reported_or_republished(aio: ModuleType, republish: bool) -> None:
+    """``publish(wait=True)`` black-holed, then RST: without ``republish`` it raises PublishNotConfirmed naming its
+    message (the broker never had it); with it, it returns once the copy published by the recovery is confirmed
+    (the queue then holds it once), and ``on_republished`` said so."""
+    from faults import broker
+
+    q = _queue()
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio, republish=republish), heartbeat=10)
+            try:
+                again: list[Any] = []
+                conn.on_republished(lambda channel, messages: again.append((channel, messages)))
+                ch = await conn.channel()
+                await ch.confirm_select()
+                await ch.queue_declare(queue=q)
+                assert await ch.publish(b"before", routing_key=q) == 1
+                proxy.blackhole()
+                asyncio.get_running_loop().call_later(0.5, proxy.cut)
+                if republish:  # tag 2 on the lost connection, its copy's 1 on the new one
+                    assert await ch.publish(b"across", routing_key=q) == 1
+                    assert [(n, [m.body for m in ms]) for n, ms in again] == [(1, [b"across"])]
+                    assert broker.depth(q)[0] == 2
+                else:
+                    with pytest.raises(aio.PublishNotConfirmed) as raised:
+                        await ch.publish(b"across", routing_key=q)
+                    assert [m.body for m in raised.value.messages] == [b"across"]
+                    assert broker.depth(q)[0] == 1 and not again
+                    await ch.wait_for_confirms()  # reported once: nothing left to report
+                assert conn.recoveries == 1
+            finally:
+                await conn.close()
+                broker.delete_queue(q)
+
+    _run(main())
+
+
+def test_calls_made_while_recovering_wait_and_run_on_the_recovered_connection(aio: ModuleType) -> None:
+    """Connections refused for 2 s after a RST: a declare, a new channel and a publish made meanwhile wait for the
+    recovery, then run on the recovered connection."""
+    from faults import broker
+
+    q = _queue()
+
+    async def main() -> None:
+        with FaultProxy() as proxy:
+            conn = await aio.connect_recovering(proxy.url(), policy=_quick(aio), heartbeat=10)
+            try:
+                ch = await conn.channel()
+                started = asyncio.Event()
+                conn.on_recovery_started(lambda cause: started.set())
+                proxy.refuse(2)
+                proxy.cut()
+                await asyncio.wait_for(started.wait(), 10)
+                t0 = time.monotonic()
+                await ch.queue_declare(queue=q)
+                other = await conn.channel()
+                await other.confirm_select()
+                await other.publish(b"late", routing_key=q)
+                assert time.monotonic() - t0 > 1.0 and conn.recoveries == 1
+                assert broker.depth(q)[0] == 1
+            finally:
+                await conn.close()
+                broker.delete_queue(q)
+
+    _run(main())
