@@ -77,6 +77,17 @@ def depth(queue: str) -> tuple[int, int]:
         return ok.message_count, ok.consumer_count
 
 
+def consumer_ports(queue: str) -> list[int]:
+    """The peer port of the connection (as the broker sees it) of each consumer of ``queue``; -1 where the
+    connection went between the listings."""
+    def table(*args: str) -> list[list[str]]:
+        return [line.split("\t") for line in ctl(*args, "-q", "--no-table-headers").splitlines()]
+    ports = {pid: int(port) for pid, port in table("list_connections", "pid", "peer_port")}
+    channels = {pid: conn for pid, conn in table("list_channels", "pid", "connection")}
+    return [ports.get(channels.get(ch, ""), -1) for q, ch in table("list_consumers", "queue_name", "channel_pid")
+            if q == queue]
+
+
 def _watermark() -> str:
     """The watermark the broker is configured with (its application environment; RabbitMQ's default 0.4), not
     the one in force: a run killed inside memory_alarm, or two runs overlapping, would otherwise hand the

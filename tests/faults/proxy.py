@@ -26,6 +26,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Self
 
@@ -40,6 +41,7 @@ class FaultProxy:
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), upstream_host, str(upstream_port), str(rcvbuf),
              str(seed)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self._lock = threading.Lock()
         first = self._line()
         assert first.startswith("port "), first
         self.port = int(first.split()[1])
@@ -53,9 +55,10 @@ class FaultProxy:
 
     def command(self, *words: object) -> str:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(" ".join(map(str, words)) + "\n")
-        self.proc.stdin.flush()
-        reply = self._line()
+        with self._lock:  # (a soak's fault thread and its samples share the proxy)
+            self.proc.stdin.write(" ".join(map(str, words)) + "\n")
+            self.proc.stdin.flush()
+            reply = self._line()
         assert reply.startswith("ok"), reply
         return reply[2:].strip()
 
@@ -82,6 +85,10 @@ class FaultProxy:
 
     def normal(self) -> None:
         self.command("normal")
+
+    def blackholed(self) -> set[int]:
+        """The upstream ports of the connections held black-holed: the broker may not have seen them end yet."""
+        return {int(p) for p in self.command("held").split()}
 
     def connections(self) -> list[tuple[int, int]]:
         out = self.command("conns")
@@ -318,6 +325,8 @@ async def _main(host: str, port: int, rcvbuf: int, seed: int) -> None:
             proxy.refuse(float(args[0]))
         elif cmd == "normal":
             proxy.mode = mode = _Mode()
+        elif cmd == "held":
+            reply = " ".join(str(c.up.getsockname()[1]) for c in proxy.conns if c.blackhole and c.up.fileno() >= 0)
         elif cmd == "conns":
             ports = []
             for c in proxy.live():

@@ -44,7 +44,11 @@ class SoakReport:
     duplicated: int = 0  # ids delivered more than once
     unexplained: list[int] = field(default_factory=list)  # duplicates neither unconfirmed at a cut nor redelivered
     republished: int = 0  # ids reported unconfirmed (and published again)
-    max_consumers: int = 0  # the most consumers the queue had at a sample
+    max_consumers: int = 0  # the most consumers the queue had at a sample, on connections the proxy still carries
+    #: the most consumers at a sample on connections the proxy black-holed: gone for the client, not yet for the
+    #: broker (it drops them at its own heartbeat deadline); they get nothing it can deliver, so they are not
+    #: duplicate consumers
+    held_consumers: int = 0
     faults: list[str] = field(default_factory=list)  # what the harness did, in order
     recovery: list[float] = field(default_factory=list)  # seconds from a fault to each connection's recovery
     recovery_failed: list[str] = field(default_factory=list)
@@ -73,6 +77,7 @@ class SoakReport:
                 "republished": self.republished, "faults": len(self.faults), "recoveries": len(rec),
                 "recovery_median_s": round(statistics.median(rec), 2) if rec else None,
                 "recovery_worst_s": round(rec[-1], 2) if rec else None, "max_consumers": self.max_consumers,
+                "held_consumers": self.held_consumers,
                 "cpu_s": round(self.cpu, 2), "cpu_us_per_msg": round(self.cpu / max(1, self.count) * 1e6, 1),
                 "seconds": round(self.seconds, 1)}
 
@@ -119,11 +124,15 @@ def soak(client: str, driver: Driver, *, count: int, size: int = 100, heartbeat:
         recovered: list[tuple[float, str]] = []
         failed: list[str] = []
         consumers: list[int] = []
+        stale: list[int] = []
 
         def sample() -> None:
             if queue:
                 with contextlib.suppress(Exception):  # the queue may be between names
-                    consumers.append(broker.depth(queue[-1])[1])
+                    held = proxy.blackholed()
+                    ports = broker.consumer_ports(queue[-1])
+                    consumers.append(sum(p not in held for p in ports))
+                    stale.append(sum(p in held for p in ports))
 
         def on_event(kind: str, f: dict[str, Any]) -> None:
             if kind == "queue":
@@ -171,6 +180,7 @@ def soak(client: str, driver: Driver, *, count: int, size: int = 100, heartbeat:
         report.unexplained = sorted(i for i in dups if i not in unconfirmed and redelivered[i] < delivered[i] - 1)
         report.republished = len(unconfirmed)
         report.max_consumers = max(consumers, default=0)
+        report.held_consumers = max(stale, default=0)
         report.faults = [what for _, what in faults.log]
         report.recovery_failed = failed
         for at, _what in faults.log:
