@@ -11,7 +11,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from driver_common import Outcome, body, fds, say, serve
+from driver_common import Outcome, Windows, body, fds, say, serve
 
 aio: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.aio")
 properties: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.properties")
@@ -658,23 +658,12 @@ async def s_soak(p: dict[str, Any]) -> None:
 
         pconn.on_republished(republished)
         pad = b"x" * max(0, size - 12)
-        retry: list[int] = []
-        next_id, n = 0, 0
         loop = asyncio.get_running_loop()
-        t0 = loop.time()
-        while confirmed < count:
-            delay = t0 + n * window / rate - loop.time()
-            if delay > 0:
+        w, t0 = Windows(count, window, rate), loop.time()
+        while w.confirmed < count:
+            if (delay := w.due(t0) - loop.time()) > 0:
                 await asyncio.sleep(delay)
-            n += 1
-            batch: list[int] = []
-            while len(batch) < window and (retry or next_id < count):
-                if retry:
-                    batch.append(retry.pop(0))
-                else:
-                    batch.append(next_id)
-                    next_id += 1
-            if not batch:
+            if not (batch := w.batch()):
                 break
             for ident in batch:
                 await pch.publish(b"%012d" % ident + pad, routing_key=key, exchange=exchange, mandatory=True,
@@ -690,15 +679,8 @@ async def s_soak(p: dict[str, Any]) -> None:
             again.clear()
             bad |= returned
             returned.clear()
-            for ident in batch:
-                if ident in bad:
-                    results.write(f"U {ident}\n")
-                    retry.append(ident)
-                else:
-                    results.write(f"C {ident}\n")
-                    confirmed += 1
-            for ident in bad - set(batch):  # reported late: counted confirmed in an earlier window
-                results.write(f"U {ident}\n")
+            w.settle(batch, bad, lambda text: results.write(text + "\n"))
+            confirmed = w.confirmed
             results.flush()
         last = loop.time()
         while consumed < count and loop.time() - last < 120:

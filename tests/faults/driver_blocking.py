@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from driver_common import Outcome, body, fds, say, serve, wait_go
+from driver_common import Outcome, Windows, body, fds, say, serve, wait_go
 
 client: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.client")
 properties: Any = importlib.import_module(f"{os.environ['AMQGEN_PACKAGE']}.properties")
@@ -754,21 +754,11 @@ def s_soak(p: dict[str, Any]) -> None:
         pch = pconn.channel()
         pch.confirm_select()
         pad = b"x" * max(0, size - 12)
-        retry: list[int] = []
-        next_id, n, t0 = 0, 0, time.monotonic()
-        while confirmed < count:
-            due = t0 + n * window / rate
-            if (pause := due - time.monotonic()) > 0:
+        w, t0 = Windows(count, window, rate), time.monotonic()
+        while w.confirmed < count:
+            if (pause := w.due(t0) - time.monotonic()) > 0:
                 time.sleep(pause)
-            n += 1
-            batch = []
-            while len(batch) < window and (retry or next_id < count):
-                if retry:
-                    batch.append(retry.pop(0))
-                else:
-                    batch.append(next_id)
-                    next_id += 1
-            if not batch:
+            if not (batch := w.batch()):
                 break
             for ident in batch:
                 pch.publish(b"%012d" % ident + pad, exchange=exchange, routing_key=key, mandatory=True, wait=False)
@@ -783,15 +773,8 @@ def s_soak(p: dict[str, Any]) -> None:
             published += len(republished)
             for ident in republished:
                 line(f"U {ident}")
-            for ident in batch:
-                if ident in bad:
-                    line(f"U {ident}")
-                    retry.append(ident)
-                else:
-                    line(f"C {ident}")
-                    confirmed += 1
-            for ident in bad - set(batch):  # reported late: counted confirmed in an earlier window
-                line(f"U {ident}")
+            w.settle(batch, bad, line)
+            confirmed = w.confirmed
             with lock:
                 results.flush()
         last = time.monotonic()

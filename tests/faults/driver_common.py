@@ -63,3 +63,41 @@ def serve(run: Callable[[str, dict[str, Any]], None]) -> None:
         except BaseException as e:  # noqa: BLE001 - reported to the harness, never fatal
             traceback.print_exc()
             say("outcome", "error", type=type(e).__name__, message=str(e)[:300].replace("\n", " "))
+
+
+class Windows:
+    """The soak producer's windows (protocol.md, "The recovery soak"): which ids go next (those reported unconfirmed
+    first), when the window may start, and each window's outcome as result lines."""
+
+    def __init__(self, count: int, window: int, rate: float) -> None:
+        self.count, self.window, self.rate = count, window, rate
+        self.retry: list[int] = []
+        self.next_id = self.n = self.confirmed = 0
+
+    def due(self, start: float) -> float:
+        """When the next window may start (``start``: the first one's time)."""
+        return start + self.n * self.window / self.rate
+
+    def batch(self) -> list[int]:
+        self.n += 1
+        out: list[int] = []
+        while len(out) < self.window and (self.retry or self.next_id < self.count):
+            if self.retry:
+                out.append(self.retry.pop(0))
+            else:
+                out.append(self.next_id)
+                self.next_id += 1
+        return out
+
+    def settle(self, batch: list[int], bad: set[int], line: Callable[[str], None]) -> None:
+        """The window's confirm wait reported ``bad`` (unconfirmed, nacked or returned ids): those are published
+        again, the others confirmed."""
+        for ident in batch:
+            if ident in bad:
+                line(f"U {ident}")
+                self.retry.append(ident)
+            else:
+                line(f"C {ident}")
+                self.confirmed += 1
+        for ident in bad - set(batch):  # reported late: counted confirmed in an earlier window
+            line(f"U {ident}")
