@@ -283,10 +283,9 @@ for _kind, _spelled in {
     "version_refused": "VersionRefusedError", "connection_closed": "ConnectionClosedError",
     "connection_lost": "ConnectionLostError", "channel_closed": "ChannelClosedError",
     "callback_error": "ConsumerCallbackError", "local_error": "EncodeError",
+    # recovery: RecoveryFailedError from every call once recovery gave up; PublishNotConfirmed with the messages a
+    # cut left unconfirmed
+    "recovery_failed": "RecoveryFailedError", "unconfirmed": "PublishNotConfirmed",
 }.items():
     SPELLING.setdefault(_kind, {})["python"] = _spelled
     SPELLING.setdefault(_kind, {})["aio"] = _spelled
-# the asyncio client's spelling of the recovery kinds (tests/faults/driver_aio.py): its RecoveryFailedError, from
-# every call once recovery gave up, and PublishNotConfirmed, with the messages a cut left unconfirmed
-SPELLING.setdefault("recovery_failed", {})["aio"] = "RecoveryFailedError"
-SPELLING.setdefault("unconfirmed", {})["aio"] = "PublishNotConfirmed"
