@@ -275,3 +275,48 @@ def test_calls_made_during_a_recovery_wait_and_go_out_after_it(client: ModuleTyp
             with broker.channel() as pch:
                 pch.queue_delete(q)
             conn.close()
+
+
+def test_callbacks_of_replayed_consumers_ack_on_the_recovered_connection(client: ModuleType) -> None:
+    """Deliveries taken but not acked before a cut come again, redelivered, to the replayed callback consumers of
+    two channels; their callbacks run in the dispatch call once the recovered connection is current, so their
+    acks go out on it (none dropped as stale) and the queues end empty."""
+    queues = [f"amqgen.rec.{uuid.uuid4().hex[:8]}.cb{i}" for i in range(2)]
+    for q in queues:
+        broker.fill(q, 3)
+    with FaultProxy() as proxy:
+        conn = client.connect_recovering(proxy.url(), heartbeat=10,
+                                         policy=client.RecoveryPolicy(initial_delay=0.05, max_delay=0.2))
+        try:
+            acked: list[tuple[str, bool]] = []
+            recovering = False
+
+            def take(q: str) -> Any:
+                def callback(msg: Any) -> None:
+                    if recovering:
+                        msg.ack()
+                        acked.append((q, msg.redelivered))
+                return callback
+
+            for q in queues:
+                ch = conn.channel()
+                ch.basic_qos(prefetch_count=10)
+                ch.on_message(q, take(q))
+            end = time.monotonic() + 0.5
+            while time.monotonic() < end:
+                conn.process_data_events(0.1)  # the 6 deliveries run, none acked
+            assert [broker.depth(q)[0] for q in queues] == [0, 0] and not acked
+            recovering = True
+            proxy.cut()
+            _recovered(conn, 0)
+            end = time.monotonic() + 10
+            while len(acked) < 6 and time.monotonic() < end:
+                conn.process_data_events(0.1)
+            assert sorted(acked) == sorted((q, True) for q in queues for _ in range(3)), acked
+            assert conn.stale_settlements == 0
+            conn.process_data_events(0.3)
+        finally:
+            conn.close()
+        assert [broker.depth(q)[0] for q in queues] == [0, 0]  # acked, not requeued by the close
+        for q in queues:
+            broker.delete_queue(q)
