@@ -442,7 +442,10 @@ def _auth_mechanism(port: int) -> str:
 def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Build) -> None:
     """AMQPLAIN (the login in a field table) accepted by RabbitMQ, which lists the connection as AMQPLAIN, and a
     wrong password refused (403); a mandatory publish to an exchange with no binding comes back to onReturn with
-    its sequence number, between two routed publishes that do not. A consumer callback that throws and an onReturn
+    its sequence number, between two routed publishes that do not; without an onReturn callback the returned
+    publish is not confirmed (docs/recovery.md): waitForConfirms throws PublishNotConfirmedException with the message
+    and its return, on a channel and on a recovering one (the publish itself there), and a callback set afterwards
+    takes the next return while waitForConfirms returns true. A consumer callback that throws and an onReturn
     that throws each close their channel (the next call on it throws ChannelClosedException 200 with the callback's
     exception as its cause; the consumer is not called again; waitForConfirms does not hang), the exception is
     logged, and the connection goes on (a new channel gets the first consumer's unacked messages back)."""
@@ -465,7 +468,9 @@ def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Buil
     assert mechanism == "AMQPLAIN"
     assert proc.returncode == 0, (out + err)[-3000:]
     assert out.splitlines() == [
-        "OK returned 2 312 NO_ROUTE", "OK consumer callback threw: its channel closed, the cause kept",
+        "OK returned 2 312 NO_ROUTE", "OK returned without a callback: not confirmed, tag 2",
+        "OK recovering channel: returned without a callback not confirmed, with one the callback's",
+        "OK consumer callback threw: its channel closed, the cause kept",
         "OK onReturn threw: its channel closed, the cause kept", "OK connection usable after both: 4 messages got back",
         "OK refused 403"], out
     # each callback's exception reported (logged as a warning with its stack trace), not lost with the I/O thread
