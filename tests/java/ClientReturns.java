@@ -176,6 +176,18 @@ public final class ClientReturns {
         check(ch.waitForConfirms() && returned.size() == 1 && returned.get(0).deliveryTag() == again,
                 "with a callback: " + returned);
         ch.close();
+        // returned, then the channel ends before a wait told it: its end lists it among the unconfirmed
+        Client.Channel c2 = conn.openChannel();
+        c2.confirmSelect(new ConfirmSelect());
+        c2.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null, new byte[] {4});
+        c2.publish(new BasicPublish().withExchange(prefix + "-missing").withRoutingKey("k"), null, new byte[] {4});
+        try {
+            c2.waitForConfirms();
+            check(false, "a publish to a missing exchange was confirmed");
+        } catch (Client.ChannelClosedException e) {
+            check(e.replyCode() == 404 && e.unconfirmed().equals(List.of(1L, 2L)), "closed by " + e + " unconfirmed "
+                    + e.unconfirmed());
+        }
         System.out.println("OK returned without a callback: not confirmed, tag " + lost);
     }
 
