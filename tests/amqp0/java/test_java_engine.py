@@ -516,7 +516,8 @@ def test_recovery_replays_what_was_declared_and_nothing_else(java_build: Build) 
     numbers and tx mode come back, auto-delete exchanges and an exchange-to-exchange binding are replayed in order (a
     publish to the source exchange reaches the renamed exclusive queue), a server-named queue that outlives its
     connection is kept with its message, topology deleted through the client and a consumer the application
-    cancelled stay gone, and a call made while recovery runs waits for it."""
+    cancelled stay gone, a call made while recovery runs waits for it, and a publish returned before the cut (no
+    onReturn callback) is reported by the first waitForConfirms after it, once."""
 
     prefix = f"amqgen-java42-{uuid.uuid4().hex[:8]}"
     with FaultProxy() as proxy:
@@ -544,6 +545,7 @@ def test_recovery_replays_what_was_declared_and_nothing_else(java_build: Build) 
         "CUT",
         "OK a call made during recovery waited for it",
         "OK a consumer the application cancelled is not registered again",
+        "OK a publish returned before the cut reported after it, once",
         "OK channels reopened with their numbers, tx mode replayed",
         "OK auto-delete exchanges, an exchange binding and a renamed queue's binding replayed",
         "OK a server-named queue that outlives its connection kept with its message",
