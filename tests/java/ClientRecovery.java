@@ -2,12 +2,14 @@
 // (docs/recovery.md): channel numbers and tx mode kept, an exchange-to-exchange binding and auto-delete exchanges
 // replayed in order, a server-named queue that outlives its connection kept with its message, topology deleted
 // through the client not redeclared, a consumer the application cancelled not registered again, and a call made
-// while recovery runs waiting for it. Usage: java ClientRecovery PROXY_URI PREFIX; it prints CUT when the caller
+// while recovery runs waiting for it, and a publish returned (unroutable, no onReturn callback) before the cut reported
+// by the first waitForConfirms after it, once, not republished. Usage: java ClientRecovery PROXY_URI PREFIX; it prints CUT when the caller
 // (tests/test_java_recovery.py) is to refuse connections for a second and reset the open ones, and reads "go" once
 // it has; then an OK line per check, or a FAIL line and exit status 1.
 import amqgen.rabbit.BasicConsume;
 import amqgen.rabbit.BasicPublish;
 import amqgen.rabbit.Client;
+import amqgen.rabbit.ConfirmSelect;
 import amqgen.rabbit.ExchangeBind;
 import amqgen.rabbit.ExchangeDeclare;
 import amqgen.rabbit.ExchangeDelete;
@@ -68,6 +70,7 @@ public final class ClientRecovery {
         Client.RecoveringChannel ch2 = conn.openChannel();
         Client.RecoveringChannel ch3 = conn.openChannel();
         check(ch1.number() == 1 && ch2.number() == 2 && ch3.number() == 3, "channels 1, 2, 3 at first");
+        Client.RecoveringChannel ch4 = conn.openChannel(); // (before 2 closes: 2 stays the lowest free number)
         ch2.close();
         ch3.txSelect(new TxSelect());
 
@@ -96,6 +99,12 @@ public final class ClientRecovery {
         ch1.queueDeclare(new QueueDeclare().withQueue(named));
         ch1.consume(new BasicConsume().withQueue(named)).close(); // cancelled by the application
 
+        // returned before the cut (the declare-ok after it comes after its return and ack), told after the recovery
+        ch4.confirmSelect(new ConfirmSelect());
+        ch4.publish(new BasicPublish().withExchange(src).withRoutingKey("nowhere").withMandatory(true), null,
+                text("bounced"));
+        ch4.queueDeclare(new QueueDeclare().withQueue(named).withPassive(true));
+
         System.out.println("CUT");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         check("go".equals(in.readLine()), "the caller's go");
@@ -108,6 +117,17 @@ public final class ClientRecovery {
 
         check(during.consumerCount() == 0, "the cancelled consumer came back: " + during.consumerCount());
         System.out.println("OK a consumer the application cancelled is not registered again");
+
+        try {
+            ch4.waitForConfirms();
+            check(false, "a publish returned before the cut was counted as confirmed");
+        } catch (Client.PublishNotConfirmedException e) {
+            check(e.returned().size() == 1 && e.messages().size() == 1
+                    && Arrays.equals(e.messages().get(0).body(), text("bounced"))
+                    && e.returned().get(0).method().replyCode() == 312, "reported " + e.messages() + " " + e.returned());
+        }
+        check(ch4.number() == 4 && ch4.waitForConfirms(), "told once, channel 4 goes on");
+        System.out.println("OK a publish returned before the cut reported after it, once");
 
         check(ch1.number() == 1 && ch3.number() == 3 && ch1.open() && ch3.open(), "channels 1 and 3 reopened");
         Client.RecoveringChannel again = conn.openChannel();

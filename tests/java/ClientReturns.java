@@ -3,7 +3,9 @@
 // stdin (the test reads the connection's mechanism with rabbitmqctl meanwhile); then, on a confirming channel,
 // mandatory publishes to an exchange with no binding (returned) and to a queue (not returned); callbacks that throw
 // (a consumer's, onReturn's: each closes its channel, the exception the cause of what its calls throw after, the
-// connection usable); then AMQPLAIN with a wrong password. One "OK ..." line per check; any failure: one line and
+// connection usable); a returned publish without an onReturn callback is not confirmed (docs/recovery.md):
+// waitForConfirms throws PublishNotConfirmedException listing it, on a channel and on a recovering channel, and a
+// callback set afterwards takes the next one; then AMQPLAIN with a wrong password. One "OK ..." line per check; any failure: one line and
 // exit 1.
 import amqgen.rabbit.BasicConsume;
 import amqgen.rabbit.BasicGet;
@@ -45,6 +47,8 @@ public final class ClientReturns {
             ch.exchangeDeclare(new ExchangeDeclare().withExchange(ex).withType("direct").withAutoDelete(true));
             try {
                 returns(ch, ex, prefix);
+                returnsWithoutCallback(conn, ex, prefix);
+                recoveringReturns(uri, ex, prefix);
                 throwingCallbacks(conn, ex, prefix);
             } finally { // auto-delete goes with the last binding, and this exchange never has one
                 if (ch.open()) {
@@ -136,6 +140,79 @@ public final class ClientReturns {
                 "got " + got + " messages back on a new channel");
         c.close();
         System.out.println("OK connection usable after both: " + got + " messages got back");
+    }
+
+    /** The exception's one returned publish: the body, where it went, the return's tag and reply code. */
+    static void oneReturned(Client.PublishNotConfirmedException e, String ex, long tag, byte body, String what) {
+        check(e.returned().size() == 1 && e.messages().size() == 1, what + ": " + e.returned() + " " + e.messages());
+        Client.Returned r = e.returned().get(0);
+        check(r.deliveryTag() == tag && r.method().replyCode() == 312 && r.method().exchange().equals(ex)
+                && r.method().routingKey().equals("k"), what + ": returned " + r);
+        Client.Unconfirmed u = e.messages().get(0);
+        check(u.body().length == 3 && u.body()[0] == body && u.method() instanceof BasicPublish bp
+                && bp.exchange().equals(ex) && bp.routingKey().equals("k"), what + ": message " + u);
+    }
+
+    static void returnsWithoutCallback(Client conn, String ex, String prefix) {
+        Client.Channel ch = conn.openChannel();
+        String q = ch.queueDeclare(new QueueDeclare().withQueue(prefix + "-nocb").withExclusive(true)).queue();
+        ch.confirmSelect(new ConfirmSelect());
+        ch.publish(new BasicPublish().withRoutingKey(q).withMandatory(true), null, new byte[] {1});
+        long lost = ch.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null,
+                new byte[] {5, 5, 5});
+        ch.publish(new BasicPublish().withRoutingKey(q).withMandatory(true), null, new byte[] {3});
+        try {
+            ch.waitForConfirms();
+            check(false, "a returned publish without onReturn was counted as confirmed");
+        } catch (Client.PublishNotConfirmedException e) {
+            oneReturned(e, ex, lost, (byte) 5, "no callback");
+        }
+        // told once; the channel goes on, and with a callback a return is the callback's, not a confirm failure
+        check(ch.open() && ch.waitForConfirms(), "the channel after the exception");
+        List<Client.Returned> returned = new ArrayList<>();
+        ch.onReturn(returned::add);
+        long again = ch.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null,
+                new byte[] {6, 6, 6});
+        check(ch.waitForConfirms() && returned.size() == 1 && returned.get(0).deliveryTag() == again,
+                "with a callback: " + returned);
+        ch.close();
+        // returned, then the channel ends before a wait told it: its end lists it among the unconfirmed
+        Client.Channel c2 = conn.openChannel();
+        c2.confirmSelect(new ConfirmSelect());
+        c2.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null, new byte[] {4});
+        c2.publish(new BasicPublish().withExchange(prefix + "-missing").withRoutingKey("k"), null, new byte[] {4});
+        try {
+            c2.waitForConfirms();
+            check(false, "a publish to a missing exchange was confirmed");
+        } catch (Client.ChannelClosedException e) {
+            check(e.replyCode() == 404 && e.unconfirmed().equals(List.of(1L, 2L)), "closed by " + e + " unconfirmed "
+                    + e.unconfirmed());
+        }
+        System.out.println("OK returned without a callback: not confirmed, tag " + lost);
+    }
+
+    static void recoveringReturns(String uri, String ex, String prefix) {
+        try (Client.Recovering conn = Client.connectRecovering(uri, new Client.Options().heartbeat(60),
+                new Client.RecoveryPolicy())) {
+            Client.RecoveringChannel ch = conn.openChannel();
+            ch.confirmSelect(new ConfirmSelect());
+            long lost = ch.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null,
+                    new byte[] {7, 7, 7});
+            try {
+                ch.waitForConfirms();
+                check(false, "a returned publish without onReturn was counted as confirmed (recovering)");
+            } catch (Client.PublishNotConfirmedException e) {
+                oneReturned(e, ex, lost, (byte) 7, "recovering, no callback");
+                check(((BasicPublish) e.messages().get(0).method()).mandatory(), "not the publish itself");
+            }
+            check(ch.open() && ch.waitForConfirms(), "the recovering channel after the exception");
+            List<Client.Returned> returned = new ArrayList<>();
+            ch.onReturn(returned::add);
+            ch.publish(new BasicPublish().withExchange(ex).withRoutingKey("k").withMandatory(true), null,
+                    new byte[] {8, 8, 8});
+            check(ch.waitForConfirms() && returned.size() == 1, "recovering, with a callback: " + returned);
+        }
+        System.out.println("OK recovering channel: returned without a callback not confirmed, with one the callback's");
     }
 
     static void returns(Client.Channel ch, String ex, String prefix) {

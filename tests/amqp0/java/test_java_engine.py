@@ -442,7 +442,10 @@ def _auth_mechanism(port: int) -> str:
 def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Build) -> None:
     """AMQPLAIN (the login in a field table) accepted by RabbitMQ, which lists the connection as AMQPLAIN, and a
     wrong password refused (403); a mandatory publish to an exchange with no binding comes back to onReturn with
-    its sequence number, between two routed publishes that do not. A consumer callback that throws and an onReturn
+    its sequence number, between two routed publishes that do not; without an onReturn callback the returned
+    publish is not confirmed (docs/recovery.md): waitForConfirms throws PublishNotConfirmedException with the message
+    and its return, on a channel and on a recovering one (the publish itself there), and a callback set afterwards
+    takes the next return while waitForConfirms returns true. A consumer callback that throws and an onReturn
     that throws each close their channel (the next call on it throws ChannelClosedException 200 with the callback's
     exception as its cause; the consumer is not called again; waitForConfirms does not hang), the exception is
     logged, and the connection goes on (a new channel gets the first consumer's unacked messages back)."""
@@ -465,7 +468,9 @@ def test_amqplain_login_and_returned_publishes_against_rabbitmq(java_build: Buil
     assert mechanism == "AMQPLAIN"
     assert proc.returncode == 0, (out + err)[-3000:]
     assert out.splitlines() == [
-        "OK returned 2 312 NO_ROUTE", "OK consumer callback threw: its channel closed, the cause kept",
+        "OK returned 2 312 NO_ROUTE", "OK returned without a callback: not confirmed, tag 2",
+        "OK recovering channel: returned without a callback not confirmed, with one the callback's",
+        "OK consumer callback threw: its channel closed, the cause kept",
         "OK onReturn threw: its channel closed, the cause kept", "OK connection usable after both: 4 messages got back",
         "OK refused 403"], out
     # each callback's exception reported (logged as a warning with its stack trace), not lost with the I/O thread
@@ -511,7 +516,8 @@ def test_recovery_replays_what_was_declared_and_nothing_else(java_build: Build) 
     numbers and tx mode come back, auto-delete exchanges and an exchange-to-exchange binding are replayed in order (a
     publish to the source exchange reaches the renamed exclusive queue), a server-named queue that outlives its
     connection is kept with its message, topology deleted through the client and a consumer the application
-    cancelled stay gone, and a call made while recovery runs waits for it."""
+    cancelled stay gone, a call made while recovery runs waits for it, and a publish returned before the cut (no
+    onReturn callback) is reported by the first waitForConfirms after it, once."""
 
     prefix = f"amqgen-java42-{uuid.uuid4().hex[:8]}"
     with FaultProxy() as proxy:
@@ -539,6 +545,7 @@ def test_recovery_replays_what_was_declared_and_nothing_else(java_build: Build) 
         "CUT",
         "OK a call made during recovery waited for it",
         "OK a consumer the application cancelled is not registered again",
+        "OK a publish returned before the cut reported after it, once",
         "OK channels reopened with their numbers, tx mode replayed",
         "OK auto-delete exchanges, an exchange binding and a renamed queue's binding replayed",
         "OK a server-named queue that outlives its connection kept with its message",
